@@ -1,0 +1,41 @@
+"""Errors that end a command with one clear line and a non-zero exit.
+
+Anything the user can cause (a bad path, a corrupt model, a locked database) is raised as an
+`ApplianceError` whose message is already the one line to print; the CLI prints it and exits with
+`exit_code`, never a traceback. Recoverable problems inside a run are events, not exceptions.
+"""
+
+from __future__ import annotations
+
+
+class ApplianceError(Exception):
+    """A problem to report to the person in one line, with an exit code."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else self.__class__.__name__
+
+
+class ModelError(ApplianceError):
+    """A model file is missing, corrupt, of the wrong format, or refused by llama.cpp."""
+
+    exit_code = 3
+
+
+class StoreError(ApplianceError):
+    """The trajectory database cannot be opened or written (locked, read-only, full, corrupt)."""
+
+    exit_code = 4
+
+
+class UsageError(ApplianceError):
+    """The command line asked for something that does not exist or is not allowed."""
+
+    exit_code = 2

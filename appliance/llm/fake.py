@@ -1,0 +1,99 @@
+"""A scripted stand-in for a model: a queue of replies, streamed piece by piece.
+
+Right for testing the loop's logic, the store and the TUI; never a substitute where the real
+model's behaviour is the point.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from typing import Callable, Iterable, Sequence
+
+from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnText, ShouldStop
+
+Reply = str | dict | Callable[[Sequence[Message], dict], "str | dict"]
+
+
+class ScriptedModel:
+    """Returns the scripted replies in order, one per `generate` call.
+
+    A reply may be a string (returned as is), a dict (dumped as JSON) or a callable that receives
+    the messages and schema and returns either. `delay` seconds pass between streamed pieces (for
+    responsiveness tests); `error` raises on the nth call (0-based) to simulate a model failure.
+    Every call is kept in `calls` as (messages, schema) so tests can inspect the prompts.
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[Reply],
+        *,
+        name: str = "scripted",
+        context_length: int = 8192,
+        delay: float = 0.0,
+        piece_size: int = 4,
+        fail_on_call: int | None = None,
+    ) -> None:
+        self.replies: deque[Reply] = deque(replies)
+        self.info = ModelInfo(name=name, path="", size=0, sha256="", context_length=context_length)
+        self._context_length = context_length
+        self.delay = delay
+        self.piece_size = piece_size
+        self.fail_on_call = fail_on_call
+        self.calls: list[tuple[list[Message], dict]] = []
+        self._previous_tokens = 0
+
+    @property
+    def context_length(self) -> int:
+        return self._context_length
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        # Roughly four characters a token, like real BPE vocabularies on English and JSON.
+        return sum(len(m.content) // 4 + 4 for m in messages)
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        schema: dict,
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        on_text: OnText | None = None,
+        should_stop: ShouldStop | None = None,
+    ) -> Generation:
+        call_index = len(self.calls)
+        self.calls.append((list(messages), schema))
+        if self.fail_on_call is not None and call_index == self.fail_on_call:
+            raise RuntimeError("scripted model failure")
+        if not self.replies:
+            raise RuntimeError("scripted model ran out of replies")
+        reply = self.replies.popleft()
+        if callable(reply):
+            reply = reply(messages, schema)
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        prompt_tokens = self.count_tokens(messages)
+        reused = min(self._previous_tokens, prompt_tokens)
+        self._previous_tokens = prompt_tokens + len(text) // 4
+        started = time.perf_counter()
+        produced: list[str] = []
+        finish = "stop"
+        for start in range(0, len(text), self.piece_size):
+            if should_stop is not None and should_stop():
+                finish = "cancelled"
+                break
+            piece = text[start : start + self.piece_size]
+            produced.append(piece)
+            if on_text is not None:
+                on_text(piece)
+            if self.delay:
+                time.sleep(self.delay)
+        out = "".join(produced)
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        stats = GenerationStats(
+            prompt_tokens_evaluated=prompt_tokens - reused,
+            prompt_tokens_reused=reused,
+            completion_tokens=max(1, len(out) // 4),
+            generation_ms=elapsed_ms,
+        )
+        return Generation(text=out, finish_reason=finish, stats=stats)

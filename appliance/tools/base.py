@@ -1,0 +1,120 @@
+"""What a tool is, what it returns, and the registry that runs tools safely.
+
+Every tool returns `{"status", "data", "error"}`. The registry is the only way the engine (or
+`appliance tools run`) calls a tool: it rejects unknown tools and invalid arguments, turns
+exceptions and timeouts into results, and never raises, so a failing tool is an observation for
+the model and never a crash of the loop.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from appliance.tools.schema import validate
+
+ToolResult = dict  # {"status": str, "data": Any, "error": str | None}
+
+OK = "ok"
+EMPTY = "empty"  # the tool worked and found nothing (a valid, informative result)
+PARTIAL = "partial"  # the tool stopped at a bound; data holds what was seen and what was skipped
+ERROR = "error"
+DENIED = "denied"  # the path policy or the command allow-list refused the request
+INVALID = "invalid"  # unknown tool or arguments that do not fit its schema
+TIMEOUT = "timeout"
+
+
+def result(status: str, data: Any = None, error: str | None = None) -> ToolResult:
+    return {"status": status, "data": data, "error": error}
+
+
+def ok(data: Any) -> ToolResult:
+    return result(OK, data, None)
+
+
+def fail(error: str, status: str = ERROR, data: Any = None) -> ToolResult:
+    return result(status, data, error)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the engine sees it.
+
+    description: what it returns, when to use it, and when not (shown to the model verbatim).
+    parameters: JSON schema of action_input (from the function's signature).
+    example: a valid action_input, used in the prompt's tool list.
+    ttl: seconds a result stays fresh within one run (0: never reuse; None: valid for the whole run).
+    timeout: seconds after which the registry gives up waiting and returns a timeout result.
+    """
+
+    name: str
+    description: str
+    parameters: dict
+    func: Callable[..., ToolResult]
+    example: Mapping[str, Any] = field(default_factory=dict)
+    ttl: float | None = 0.0
+    timeout: float = 20.0
+
+
+class Registry:
+    """The enabled tools, by name, in a stable order (the order of the prompt and the grammar)."""
+
+    def __init__(self, specs: Iterable[ToolSpec]) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        for spec in specs:
+            if spec.name in self._specs:
+                raise ValueError(f"duplicate tool {spec.name}")
+            self._specs[spec.name] = spec
+
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(self._specs.values())
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
+    def only(self, names: Iterable[str]) -> "Registry":
+        wanted = set(names)
+        return Registry(spec for spec in self.specs if spec.name in wanted)
+
+    def check(self, name: str, args: Any) -> ToolResult | None:
+        """None when the call may run, else the `invalid` result that explains why not."""
+        spec = self._specs.get(name)
+        if spec is None:
+            return fail(f"unknown tool {name!r}; the tools are: {', '.join(self._specs)}", INVALID)
+        problem = validate(args if args is not None else {}, spec.parameters)
+        if problem:
+            return fail(problem, INVALID)
+        return None
+
+    def call(self, name: str, args: Mapping[str, Any] | None = None) -> ToolResult:
+        """Run one tool with a deadline. Never raises."""
+        args = dict(args or {})
+        refused = self.check(name, args)
+        if refused is not None:
+            return refused
+        spec = self._specs[name]
+        outcome: list[ToolResult] = []
+
+        def target() -> None:
+            try:
+                value = spec.func(**args)
+                if not (isinstance(value, dict) and "status" in value):
+                    value = ok(value)
+                outcome.append(value)
+            except Exception as exc:  # a tool bug is an observation, not a crash
+                outcome.append(fail(f"{type(exc).__name__}: {exc}"))
+
+        worker = threading.Thread(target=target, name=f"tool-{name}", daemon=True)
+        started = time.monotonic()
+        worker.start()
+        worker.join(spec.timeout)
+        if not outcome:
+            waited = time.monotonic() - started
+            return fail(f"{name} did not finish within {waited:.0f} s", TIMEOUT)
+        return outcome[0]
