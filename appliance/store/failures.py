@@ -1,0 +1,102 @@
+"""Turn what SQLite and the OS say into one line a person can act on.
+
+Why here and not at each call: every store operation can meet the same four conditions (locked,
+read-only, disk full, corrupt) and each deserves the same sentence wherever it happens, naming
+the file and the way out. The raw SQLite text is kept in brackets for a bug report.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+from pathlib import Path
+
+from appliance.errors import StoreError
+
+LOCKED = "locked"
+READ_ONLY = "read-only"
+FULL = "full"
+CORRUPT = "corrupt"
+CANT_OPEN = "cannot-open"
+OTHER = "other"
+
+_CODES = {
+    "SQLITE_BUSY": LOCKED,
+    "SQLITE_LOCKED": LOCKED,
+    "SQLITE_READONLY": READ_ONLY,
+    "SQLITE_FULL": FULL,
+    "SQLITE_CORRUPT": CORRUPT,
+    "SQLITE_NOTADB": CORRUPT,
+    "SQLITE_CANTOPEN": CANT_OPEN,
+    "SQLITE_PERM": READ_ONLY,
+}
+
+_TEXTS = (
+    ("database is locked", LOCKED),
+    ("database table is locked", LOCKED),
+    ("readonly database", READ_ONLY),
+    ("read-only", READ_ONLY),
+    ("disk is full", FULL),
+    ("file is not a database", CORRUPT),
+    ("malformed", CORRUPT),
+    ("unable to open database", CANT_OPEN),
+)
+
+_ERRNOS = {
+    errno.ENOSPC: FULL,
+    errno.EDQUOT: FULL,
+    errno.EROFS: READ_ONLY,
+    errno.EACCES: READ_ONLY,
+    errno.EPERM: READ_ONLY,
+}
+
+
+def kind_of(exc: BaseException) -> str:
+    """Which of the known conditions an exception from sqlite3 or the OS stands for."""
+    if isinstance(exc, sqlite3.Error):
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        base = name.split("_", 2)
+        base_name = "_".join(base[:2]) if len(base) >= 2 else name
+        if base_name in _CODES:
+            return _CODES[base_name]
+        text = str(exc).lower()
+        for needle, kind in _TEXTS:
+            if needle in text:
+                return kind
+        return OTHER
+    if isinstance(exc, OSError) and exc.errno in _ERRNOS:
+        return _ERRNOS[exc.errno]
+    return OTHER
+
+
+def message_for(kind: str, path: Path, detail: str) -> str:
+    """The one line for `kind` about the database at `path`."""
+    where = str(path)
+    if kind == LOCKED:
+        text = (f"the run database {where} is locked by another process; wait for it to finish "
+                f"(or close the other appliance or sqlite3 session) and try again")
+    elif kind == READ_ONLY:
+        text = (f"the run database {where} is read-only; make it and its folder writable, "
+                f"or choose another file with --db PATH")
+    elif kind == FULL:
+        text = (f"the disk holding the run database {where} is full; free some space "
+                f"(or remove old runs with `appliance runs rm --before DATE`) or use --db on another disk")
+    elif kind == CORRUPT:
+        text = (f"the run database {where} is corrupt; move it aside (mv {where} {where}.bad) "
+                f"and a new one is created on the next run, or restore a backup")
+    elif kind == CANT_OPEN:
+        text = (f"cannot open the run database {where}; check that its folder exists and is "
+                f"writable, or choose another file with --db PATH")
+    else:
+        text = f"the run database {where} failed"
+    return f"{text} [{detail}]" if detail else text
+
+
+def translate(exc: BaseException, path: Path) -> StoreError:
+    """A StoreError carrying the one-line message for `exc` (the original is chained by callers)."""
+    if isinstance(exc, StoreError):
+        return exc
+    detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    error = StoreError(message_for(kind_of(exc), path, detail))
+    error.kind = kind_of(exc)  # type: ignore[attr-defined]
+    return error

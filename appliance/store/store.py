@@ -1,0 +1,502 @@
+"""The trajectory store: runs and their steps in one SQLite file, written from the engine's events.
+
+`Store.record` is the only way runs get in. It consumes the event stream as it comes: RunStarted
+inserts the run as `running`, each StepRecorded is one committed transaction before `record`
+returns (so a crash loses at most the step in flight), RunEnded fills in the totals and status.
+Everything else the engine emits is for live displays and is ignored here.
+
+The query methods serve `appliance runs ...` and the TUI's history panel; they return plain dicts
+keyed by the column names documented in docs/store.md, with JSON columns decoded.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, TypeVar
+
+import sqlite_utils
+
+from appliance.agent.events import INTERRUPTED, RUNNING, RunEnded, RunStarted, StepRecorded
+from appliance.errors import StoreError, UsageError
+from appliance.store import migrations
+from appliance.store.connection import BUSY_TIMEOUT_MS, WriterLock, check_writable, connect, transaction
+from appliance.store.failures import CORRUPT, message_for, translate
+from appliance.store.timefmt import iso
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+OBSERVATION_CAP = 16_000  # characters of one observation kept; the engine shows the model less
+
+JSON_COLUMNS = {
+    "runs": ("settings", "result"),
+    "steps": ("action_input", "reflection"),
+    "evals": ("settings", "summary"),
+    "eval_cases": ("metrics",),
+}
+
+T = TypeVar("T")
+
+
+def _guarded(method: Callable[..., T]) -> Callable[..., T]:
+    """Serialise access (one connection, several threads) and turn SQLite/OS failures into the
+    one-line StoreError for this database."""
+
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> T:
+        with self._lock:
+            if self.db is None:
+                raise StoreError(f"the run database {self.path} is closed")
+            try:
+                return method(self, *args, **kwargs)
+            except (sqlite3.Error, OSError) as exc:
+                raise translate(exc, self.path) from exc
+
+    return wrapper
+
+
+def _dumps(value: Any) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def _loads(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _decode(table: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    for column in JSON_COLUMNS.get(table, ()):
+        if column in out:
+            out[column] = _loads(out[column])
+    return out
+
+
+def cap_text(text: str, limit: int = OBSERVATION_CAP) -> str:
+    """At most `limit` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… [{len(text) - limit} more characters not stored]"
+
+
+def _redact(text: str) -> str:
+    """The tools layer's secret redaction, imported late so the store works (and is tested) even
+    while that module is being written; the engine redacts before the model sees an observation,
+    this is the second net for what is written to disk."""
+    try:
+        from appliance.tools.redact import redact
+    except ImportError:
+        return text
+    return redact(text)
+
+
+def fts_query(text: str) -> str:
+    """Free text as an FTS5 query: every word must appear, punctuation taken literally (so
+    `disk-full` or `"` cannot raise an FTS syntax error)."""
+    words = [w for w in text.split() if w]
+    return " ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+class Store:
+    """One open run database. Writers hold the one-writer lock; readers never block anyone."""
+
+    def __init__(self, path: Path, db: sqlite_utils.Database, *, readonly: bool, max_bytes: int,
+                 writer_lock: WriterLock | None) -> None:
+        self.path = path
+        self.db: sqlite_utils.Database | None = db
+        self.readonly = readonly
+        self.max_bytes = max_bytes
+        self._writer_lock = writer_lock
+        self._lock = threading.RLock()
+        self.recovered: list[str] = []  # runs marked interrupted when this store opened
+        self.integrity_checked = False
+
+    # -- life cycle -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            if self.db is not None:
+                try:
+                    self.db.close()
+                finally:
+                    self.db = None
+                    if self._writer_lock is not None:
+                        self._writer_lock.release()
+                        self._writer_lock = None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing --------------------------------------------------------------------------------
+
+    @_guarded
+    def record(self, event: object) -> None:
+        """Write what `event` means for the database; other event types are ignored.
+
+        Raises StoreError (one line: locked, read-only, full, corrupt, size cap) when it cannot.
+        """
+        if isinstance(event, (RunStarted, StepRecorded, RunEnded)) and self.readonly:
+            raise StoreError(f"the run database {self.path} was opened read-only")
+        if isinstance(event, RunStarted):
+            self._check_size()
+            with transaction(self.db):
+                self._insert_run(event)
+        elif isinstance(event, StepRecorded):
+            with transaction(self.db):
+                self._insert_step(event)
+        elif isinstance(event, RunEnded):
+            with transaction(self.db):
+                self._end_run(event)
+
+    def _insert_run(self, event: RunStarted) -> None:
+        model = event.model
+        settings = dict(event.settings or {})
+        self.db["runs"].insert(
+            {
+                "id": event.run_id,
+                "started_at": iso(event.started_at),
+                "question": event.question,
+                "model_name": model.name,
+                "model_path": model.path,
+                "model_size": model.size,
+                "model_sha256": model.sha256,
+                "context_length": model.context_length or settings.get("context_length"),
+                "settings": _dumps(settings),
+                "status": RUNNING,
+                "version": event.version,
+            },
+            alter=False,
+        )
+
+    def _insert_step(self, event: StepRecorded) -> None:
+        stats = event.stats
+        self.db["steps"].insert(
+            {
+                "run_id": event.run_id,
+                "step": event.step,
+                "at": iso(event.at),
+                "thought": event.thought,
+                "action": event.action,
+                "action_input": _dumps(dict(event.action_input or {})),
+                "observation_status": event.observation_status,
+                "observation": cap_text(_redact(event.observation or "")),
+                "observation_summary": cap_text(_redact(event.observation_summary or ""), 2000),
+                "reflection": _dumps(dict(event.reflection)) if event.reflection else None,
+                "evaluation": event.evaluation,
+                "prompt_tokens": stats.prompt_tokens_evaluated,
+                "prompt_tokens_reused": stats.prompt_tokens_reused,
+                "completion_tokens": stats.completion_tokens,
+                "generation_ms": round(stats.generation_ms, 3),
+                "prompt_ms": round(stats.prompt_ms, 3),
+                "tool_ms": round(event.tool_ms, 3),
+                "tokens_per_second": round(stats.tokens_per_second, 3),
+                "threads": stats.threads,
+                "threads_batch": stats.threads_batch,
+            },
+            alter=False,
+        )
+
+    def _end_run(self, event: RunEnded) -> None:
+        self.db.execute(
+            """UPDATE runs SET ended_at = ?, status = ?, answer = ?, result = ?, error = ?,
+                   step_count = ?, prompt_tokens = ?, prompt_tokens_reused = ?,
+                   completion_tokens = ?, seconds = ?
+               WHERE id = ?""",
+            [iso(event.ended_at), event.status, event.answer, _dumps(dict(event.result or {})),
+             event.error or None, event.steps, event.prompt_tokens, event.prompt_tokens_reused,
+             event.completion_tokens, round(event.seconds, 3), event.run_id],
+        )
+
+    def _check_size(self) -> None:
+        used = self._used_bytes()
+        if self.max_bytes and used >= self.max_bytes:
+            raise StoreError(
+                f"the run database {self.path} has reached its size cap "
+                f"({used / 1e6:.1f} MB of {self.max_bytes / 1e6:.1f} MB), so new runs are not recorded; "
+                f"remove old runs with `appliance runs rm --before DATE`"
+            )
+
+    def _used_bytes(self) -> int:
+        """Bytes in use (pages minus free pages): what `runs rm` gives back without a VACUUM."""
+        page_size = self.db.execute("PRAGMA page_size").fetchone()[0]
+        pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+        free = self.db.execute("PRAGMA freelist_count").fetchone()[0]
+        return (pages - free) * page_size
+
+    @_guarded
+    def used_bytes(self) -> int:
+        return self._used_bytes()
+
+    # -- recovery ---------------------------------------------------------------------------------
+
+    def _integrity_check(self) -> None:
+        rows = [r[0] for r in self.db.execute("PRAGMA integrity_check").fetchall()]
+        self.integrity_checked = True
+        if rows != ["ok"]:
+            raise StoreError(message_for(CORRUPT, self.path, "integrity_check: " + "; ".join(rows[:3])))
+
+    def _recover(self, unclean: bool) -> None:
+        """After an unclean shutdown: check the file, and close runs left `running` by a dead
+        writer as `interrupted`, with the totals of the steps that did get committed."""
+        running = [r[0] for r in self.db.execute("SELECT id FROM runs WHERE status = ?", [RUNNING])]
+        if not (unclean or running):
+            return
+        if not self.integrity_checked:
+            self._integrity_check()
+        if not running:
+            return
+        with transaction(self.db):
+            for run_id in running:
+                self.db.execute(
+                    """UPDATE runs SET status = ?,
+                           ended_at = COALESCE((SELECT max(at) FROM steps WHERE run_id = runs.id), started_at),
+                           step_count = (SELECT count(*) FROM steps WHERE run_id = runs.id),
+                           prompt_tokens = (SELECT COALESCE(sum(prompt_tokens), 0) FROM steps WHERE run_id = runs.id),
+                           prompt_tokens_reused = (SELECT COALESCE(sum(prompt_tokens_reused), 0) FROM steps WHERE run_id = runs.id),
+                           completion_tokens = (SELECT COALESCE(sum(completion_tokens), 0) FROM steps WHERE run_id = runs.id),
+                           error = 'the appliance stopped before the run ended (crash, kill or power loss)'
+                       WHERE id = ?""",
+                    [INTERRUPTED, run_id],
+                )
+        self.recovered = running
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @_guarded
+    def list_runs(self, limit: int | None = 20, status: str | None = None, search: str | None = None,
+                  before: str | None = None) -> list[dict[str, Any]]:
+        """Newest first. `search` matches questions, answers, thoughts and observations."""
+        where, params = self._filters(status=status, search=search, before=before)
+        sql = f"SELECT * FROM runs {where} ORDER BY started_at DESC, seq DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        return [_decode("runs", row) for row in self.db.query(sql, params)]
+
+    def _filters(self, *, status: str | None, search: str | None, before: str | None) -> tuple[str, list]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if status:
+            clauses.append("status = ?")
+            params.append(status)
+        if before:
+            clauses.append("started_at < ?")
+            params.append(before)
+        if search and search.strip():
+            query = fts_query(search)
+            clauses.append(
+                "(seq IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?)"
+                " OR id IN (SELECT steps.run_id FROM steps_fts JOIN steps ON steps.id = steps_fts.rowid"
+                " WHERE steps_fts MATCH ?))"
+            )
+            params += [query, query]
+        return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+    @_guarded
+    def resolve_run_id(self, id_or_prefix: str) -> str:
+        """The full id of the one run whose id is `id_or_prefix` or starts with it."""
+        return self._resolve(id_or_prefix)
+
+    def _resolve(self, id_or_prefix: str) -> str:
+        text = (id_or_prefix or "").strip()
+        if not text:
+            raise UsageError("give a run id (or the first characters of one); `appliance runs list` shows them")
+        if self.db.execute("SELECT 1 FROM runs WHERE id = ?", [text]).fetchone():
+            return text
+        rows = [r[0] for r in self.db.execute(
+            "SELECT id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY started_at DESC LIMIT 6", [len(text), text])]
+        if not rows:
+            raise UsageError(f"no run with an id starting {text!r}; `appliance runs list` shows the ids")
+        if len(rows) > 1:
+            shown = ", ".join(rows[:5])
+            raise UsageError(f"{text!r} matches several runs ({shown}{', ...' if len(rows) > 5 else ''}); "
+                             f"give more characters of the id")
+        return rows[0]
+
+    @_guarded
+    def get_run(self, id_or_prefix: str) -> dict[str, Any]:
+        """The run with all its steps in order (`run["steps"]`)."""
+        run_id = self._resolve(id_or_prefix)
+        run = _decode("runs", next(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id])))
+        run["steps"] = [_decode("steps", row) for row in
+                        self.db.query("SELECT * FROM steps WHERE run_id = ? ORDER BY step", [run_id])]
+        return run
+
+    @_guarded
+    def stats(self) -> list[dict[str, Any]]:
+        """Per model: runs, finished share, mean steps, token totals and means, generation speed."""
+        sql = """
+            SELECT runs.model_name AS model,
+                   count(*) AS runs,
+                   sum(runs.status = 'finished') AS finished,
+                   round(1.0 * sum(runs.status = 'finished') / count(*), 3) AS finished_share,
+                   round(avg(runs.step_count), 2) AS mean_steps,
+                   sum(runs.prompt_tokens) AS prompt_tokens,
+                   sum(runs.prompt_tokens_reused) AS prompt_tokens_reused,
+                   sum(runs.completion_tokens) AS completion_tokens,
+                   round(avg(runs.prompt_tokens + runs.completion_tokens), 1) AS mean_tokens,
+                   round(avg(runs.seconds), 2) AS mean_seconds,
+                   (SELECT round(1000.0 * sum(s.completion_tokens) / nullif(sum(s.generation_ms), 0), 2)
+                      FROM steps s JOIN runs r ON r.id = s.run_id
+                     WHERE r.model_name = runs.model_name) AS tokens_per_second
+              FROM runs GROUP BY runs.model_name ORDER BY runs DESC, model
+        """
+        return [dict(row) for row in self.db.query(sql)]
+
+    # -- deleting -------------------------------------------------------------------------------
+
+    def _writable(self) -> None:
+        if self.readonly:
+            raise StoreError(f"the run database {self.path} was opened read-only")
+
+    @_guarded
+    def delete_run(self, id_or_prefix: str) -> str:
+        """Delete one run and its steps (evaluation cases keep their row, without the link)."""
+        self._writable()
+        run_id = self._resolve(id_or_prefix)
+        with transaction(self.db):
+            self.db.execute("DELETE FROM runs WHERE id = ?", [run_id])
+        return run_id
+
+    @_guarded
+    def delete_before(self, cutoff: str) -> int:
+        """Delete runs started before `cutoff` (stored format, see timefmt.parse_date), except
+        runs still being written. Returns how many."""
+        self._writable()
+        with transaction(self.db):
+            cursor = self.db.execute("DELETE FROM runs WHERE started_at < ? AND status != ?", [cutoff, RUNNING])
+            count = cursor.rowcount
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return count
+
+    # -- evaluations (written by appliance.eval) --------------------------------------------------
+
+    @_guarded
+    def start_eval(self, *, model: str, suite: str, repeat: int, settings: Mapping[str, Any] | None = None,
+                   version: str = "", started_at: float | None = None) -> int:
+        self._writable()
+        with transaction(self.db):
+            cursor = self.db.execute(
+                'INSERT INTO evals (started_at, model, suite, "repeat", settings, version) VALUES (?, ?, ?, ?, ?, ?)',
+                [iso(started_at if started_at is not None else time.time()), model, suite, int(repeat),
+                 _dumps(dict(settings or {})), version],
+            )
+            return int(cursor.lastrowid)
+
+    @_guarded
+    def add_eval_case(self, eval_id: int, *, scenario: str, repeat_index: int, run_id: str | None,
+                      success: bool, reason: str = "", metrics: Mapping[str, Any] | None = None) -> int:
+        self._writable()
+        with transaction(self.db):
+            if run_id is not None and not self.db.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchone():
+                run_id = None  # the run itself was not recorded (e.g. size cap); keep the case
+            cursor = self.db.execute(
+                "INSERT INTO eval_cases (eval_id, scenario, repeat_index, run_id, success, reason, metrics)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [int(eval_id), scenario, int(repeat_index), run_id, 1 if success else 0, reason,
+                 _dumps(dict(metrics or {}))],
+            )
+            return int(cursor.lastrowid)
+
+    @_guarded
+    def end_eval(self, eval_id: int, *, summary: Mapping[str, Any], ended_at: float | None = None) -> None:
+        self._writable()
+        with transaction(self.db):
+            self.db.execute("UPDATE evals SET ended_at = ?, summary = ? WHERE id = ?",
+                            [iso(ended_at if ended_at is not None else time.time()), _dumps(dict(summary)),
+                             int(eval_id)])
+
+    @_guarded
+    def list_evals(self, limit: int | None = 20) -> list[dict[str, Any]]:
+        sql = "SELECT * FROM evals ORDER BY started_at DESC, id DESC"
+        params: list[Any] = []
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        return [_decode("evals", row) for row in self.db.query(sql, params)]
+
+    @_guarded
+    def get_eval(self, eval_id: int) -> dict[str, Any]:
+        rows = list(self.db.query("SELECT * FROM evals WHERE id = ?", [int(eval_id)]))
+        if not rows:
+            raise UsageError(f"no evaluation with id {eval_id}")
+        result = _decode("evals", rows[0])
+        result["cases"] = [_decode("eval_cases", row) for row in self.db.query(
+            "SELECT * FROM eval_cases WHERE eval_id = ? ORDER BY id", [int(eval_id)])]
+        return result
+
+
+def open_store(path: str | os.PathLike, *, readonly: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
+               busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
+    """Open (and for writers create and migrate) the run database at `path`.
+
+    A writer takes the one-writer lock, migrates, and after an unclean shutdown runs
+    `PRAGMA integrity_check` and marks unfinished runs `interrupted` (their ids in
+    `store.recovered`). A reader (`readonly=True`: the history views) never writes and never waits
+    for the writer. Raises StoreError with one line when the file is locked, read-only, on a full
+    disk, corrupt or missing (readers only).
+    """
+    path = Path(path).expanduser()
+    if readonly:
+        return _open_reader(path, max_bytes, busy_timeout_ms)
+    return _open_writer(path, max_bytes, busy_timeout_ms)
+
+
+def _open_writer(path: Path, max_bytes: int, busy_timeout_ms: int) -> Store:
+    lock = None
+    db = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        check_writable(path)
+        lock = WriterLock.acquire(path)
+        db = connect(path, readonly=False, busy_timeout_ms=busy_timeout_ms)
+        store = Store(path, db, readonly=False, max_bytes=max_bytes, writer_lock=lock)
+        if lock.fresh and lock.unclean:
+            store._integrity_check()  # before migrating: do not build on a damaged file
+        migrations.migrate(db)
+        if lock.fresh:
+            store._recover(lock.unclean)
+        return store
+    except BaseException as exc:
+        if db is not None:
+            db.close()
+        if lock is not None:
+            lock.release()
+        if isinstance(exc, (sqlite3.Error, OSError)):
+            raise translate(exc, path) from exc
+        raise
+
+
+def _open_reader(path: Path, max_bytes: int, busy_timeout_ms: int) -> Store:
+    if not path.exists():
+        raise StoreError(f"no run database at {path} yet; the first `appliance ask` creates it (or give --db PATH)")
+    db = None
+    try:
+        db = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # NOTADB shows here
+        if migrations.pending(db):
+            # Written by an older version: bring it up to date once, through a writer.
+            db.close()
+            db = None
+            _open_writer(path, max_bytes, busy_timeout_ms).close()
+            db = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+        return Store(path, db, readonly=True, max_bytes=max_bytes, writer_lock=None)
+    except BaseException as exc:
+        if db is not None:
+            db.close()
+        if isinstance(exc, (sqlite3.Error, OSError)):
+            raise translate(exc, path) from exc
+        raise
