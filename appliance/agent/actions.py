@@ -1,0 +1,202 @@
+"""The shape of what the model may say: one JSON schema per step, built from the tool registry.
+
+Why per-tool schemas: a loose `{"action": str, "action_input": object}` lets a small model call a
+tool without its required argument or invent one (seen with Qwen 1.5B). Here the grammar is an
+`anyOf` with one object per tool whose `action` is a `const` and whose `action_input` is that tool's
+own argument schema, so a call with a missing, mistyped or extra argument cannot be generated at
+all. `thought` comes first (the model reasons before it commits) and is bounded, so a step always
+ends within `max_tokens`.
+
+The schemas stay inside the JSON-schema subset that llama.cpp's schema-to-grammar converter handles
+(objects with fixed properties, const, enum, integer bounds, maxLength, arrays with maxItems).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from appliance.agent.settings import EngineSettings
+from appliance.tools.base import ToolSpec
+from appliance.tools.schema import validate
+
+FINISH = "finish"
+ASK_USER = "ask_user"
+RESERVED_ACTIONS = (FINISH, ASK_USER)
+
+# The structured result of `finish`: a fixed, small set of optional typed facts. Fixed (not a
+# free-form object) so the grammar stays small and the store/eval can query the same keys.
+RESULT_FIELDS: dict[str, dict] = {
+    "culprit": {"type": "string", "description": "what causes the problem: a process, file, service or device"},
+    "process": {"type": "string", "description": "the process name involved"},
+    "pid": {"type": "integer", "minimum": 0, "maximum": 4194304, "description": "its process id"},
+    "path": {"type": "string", "description": "the file or directory involved"},
+    "port": {"type": "integer", "minimum": 0, "maximum": 65535, "description": "the network port involved"},
+    "value": {"type": "string", "description": "the key measurement with its unit, e.g. 99% CPU"},
+    "error": {"type": "string", "description": "the key error message"},
+}
+
+
+def _string(max_chars: int) -> dict:
+    return {"type": "string", "maxLength": max_chars}
+
+
+def _object(properties: Mapping[str, dict], required: Iterable[str]) -> dict:
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+def result_schema(settings: EngineSettings) -> dict:
+    props = {}
+    for name, prop in RESULT_FIELDS.items():
+        prop = {k: v for k, v in prop.items() if k != "description"}
+        if prop["type"] == "string":
+            prop["maxLength"] = settings.result_max_chars
+        props[name] = prop
+    return _object(props, [])
+
+
+def finish_input_schema(settings: EngineSettings) -> dict:
+    evidence = {
+        "type": "array",
+        "items": _string(settings.evidence_max_chars),
+        "maxItems": settings.evidence_max_items,
+    }
+    return _object(
+        {"answer": _string(settings.answer_max_chars), "result": result_schema(settings), "evidence": evidence},
+        ["answer", "result", "evidence"],
+    )
+
+
+def ask_input_schema(settings: EngineSettings) -> dict:
+    return _object({"question": _string(settings.question_max_chars)}, ["question"])
+
+
+def _tool_parameters(spec: ToolSpec) -> dict:
+    """The tool's own argument schema, without the prose (descriptions go in the prompt, not the
+    grammar: they add nothing to what can be generated)."""
+
+    def strip(schema: Any) -> Any:
+        if isinstance(schema, dict):
+            return {k: strip(v) for k, v in schema.items() if k not in ("description", "default", "title")}
+        if isinstance(schema, list):
+            return [strip(v) for v in schema]
+        return schema
+
+    params = strip(spec.parameters) or {}
+    params.setdefault("type", "object")
+    params.setdefault("properties", {})
+    params.setdefault("required", [])
+    params["additionalProperties"] = False
+    return params
+
+
+def _step_object(settings: EngineSettings, action: str, action_input: dict) -> dict:
+    return _object(
+        {"thought": _string(settings.thought_max_chars), "action": {"const": action}, "action_input": action_input},
+        ["thought", "action", "action_input"],
+    )
+
+
+def action_input_schemas(
+    specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True
+) -> dict[str, dict]:
+    """action name -> schema of its action_input, in prompt order (tools, then finish, ask_user)."""
+    schemas: dict[str, dict] = {}
+    if tools:
+        for spec in specs:
+            schemas[spec.name] = _tool_parameters(spec)
+    schemas[FINISH] = finish_input_schema(settings)
+    if ask:
+        schemas[ASK_USER] = ask_input_schema(settings)
+    return schemas
+
+
+def step_schema(
+    specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True
+) -> dict:
+    """The JSON schema of one step. tools=False leaves only `finish` (the last step, or a forced
+    answer); ask=False removes `ask_user` (nobody can answer)."""
+    options = [
+        _step_object(settings, name, schema)
+        for name, schema in action_input_schemas(specs, settings, tools=tools, ask=ask).items()
+    ]
+    return options[0] if len(options) == 1 else {"anyOf": options}
+
+
+def reflection_schema(settings: EngineSettings) -> dict:
+    return _object(
+        {"continue": {"type": "boolean"}, "reason": _string(160), "next_plan": _string(200)},
+        ["continue", "reason", "next_plan"],
+    )
+
+
+class StepError(ValueError):
+    """The model's output is not a usable step; the message is shown to it as an observation."""
+
+
+@dataclass(frozen=True)
+class Step:
+    thought: str
+    action: str
+    action_input: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _load_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        cut = " (the output was cut off)" if exc.pos >= len(text.rstrip()) - 1 else ""
+        raise StepError(f"your output is not valid JSON{cut}: {exc.msg} at character {exc.pos}") from None
+    if not isinstance(value, dict):
+        raise StepError("your output must be one JSON object")
+    return value
+
+
+def parse_step(text: str) -> Step:
+    """Read a step object. Only the envelope is checked here; the engine checks the action and its
+    arguments against the registry (so an unknown tool becomes an observation, not a crash)."""
+    value = _load_object(text)
+    action = value.get("action")
+    if not isinstance(action, str) or not action:
+        raise StepError('your output needs an "action" string')
+    thought = value.get("thought", "")
+    action_input = value.get("action_input", {})
+    if action_input is None:
+        action_input = {}
+    if not isinstance(action_input, dict):
+        raise StepError('"action_input" must be a JSON object')
+    return Step(thought=str(thought), action=action, action_input=action_input)
+
+
+def check_reserved(step: Step, settings: EngineSettings) -> str | None:
+    """None when a finish/ask_user step's input fits its schema, else the problem."""
+    if step.action == FINISH:
+        return validate(dict(step.action_input), finish_input_schema(settings))
+    if step.action == ASK_USER:
+        return validate(dict(step.action_input), ask_input_schema(settings))
+    return None
+
+
+@dataclass(frozen=True)
+class Reflection:
+    should_continue: bool
+    reason: str
+    next_plan: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"continue": self.should_continue, "reason": self.reason, "next_plan": self.next_plan}
+
+
+def parse_reflection(text: str) -> Reflection:
+    value = _load_object(text)
+    return Reflection(
+        should_continue=bool(value.get("continue", True)),
+        reason=str(value.get("reason", "")),
+        next_plan=str(value.get("next_plan", "")),
+    )

@@ -1,0 +1,545 @@
+"""The ReAct loop: a generator of events that drives a small model to an answer backed by evidence.
+
+Why a generator of plain events: the CLI, the TUI and the store consume the same stream, the engine
+never prints or imports a UI, and every recoverable problem (unknown tool, bad arguments, a tool
+crash or timeout, a rejected answer) is an event the model reads as an observation, not an
+exception. Only three things end a run early: cancel, a budget, and a model failure; each still
+ends with `RunEnded`, always the last event.
+
+Why the loop control: small models fail in known ways. Qwen 0.5B repeated one call six times;
+Qwen 1.5B found the culprit at step 2 and then wandered. So: the grammar allows only valid calls,
+repeats are answered from memory with a note (and force a reflection when they persist), steps
+without new information force a final answer, the model always sees its remaining budget, the last
+step may only finish, and a final answer must mention what the observations showed.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Iterator, Mapping
+
+from appliance import __version__
+from appliance.agent import events as ev
+from appliance.agent.actions import (
+    ASK_USER,
+    FINISH,
+    Reflection,
+    Step,
+    StepError,
+    check_reserved,
+    parse_reflection,
+    parse_step,
+    reflection_schema,
+    step_schema,
+)
+from appliance.agent.calls import CachedObservation, CallLog, call_key
+from appliance.agent.checks import check_answer
+from appliance.agent.observe import render_result, summarize, wrap
+from appliance.agent.prompt import (
+    after_reflection_message,
+    observation_message,
+    question_message,
+    system_prompt,
+)
+from appliance.agent.settings import EngineSettings
+from appliance.agent.snapshot import SELF_LABEL, take_snapshot
+from appliance.llm.base import ChatModel, Generation, GenerationStats, Message
+from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, OK, PARTIAL, TIMEOUT, Registry
+
+Ask = Callable[[str], "str | None"]
+Snapshot = Callable[[frozenset], Mapping[str, Any]]
+
+REPEAT = "repeat"
+FAILED_STATUSES = {ERROR: "the tool failed", TIMEOUT: "the tool timed out", DENIED: "the request was refused"}
+REFLECT_TRIGGERS = {
+    **FAILED_STATUSES,
+    INVALID: "the action was invalid",
+    EMPTY: "the tool found nothing",
+    PARTIAL: "the result was incomplete",
+}
+
+
+class _Stop(Exception):
+    """Ends the loop early with a run status (cancelled, budget) and a reason."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class _ModelFailed(Exception):
+    pass
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:300]
+
+
+def add_stats(a: GenerationStats, b: GenerationStats) -> GenerationStats:
+    """Two model calls of one step (the action and its reflection) as one record."""
+    values = {}
+    for f in fields(GenerationStats):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        values[f.name] = (x if y is None else y) if f.name.startswith("threads") else x + y
+    return GenerationStats(**values)
+
+
+def _label_self(data: Any, self_pids: frozenset) -> Any:
+    """A safety net beside the tools' own labelling: any record whose pid is the appliance's gets
+    the label, so the model never blames itself."""
+    if isinstance(data, dict):
+        out = {k: _label_self(v, self_pids) for k, v in data.items()}
+        if out.get("pid") in self_pids and not any(SELF_LABEL == v for v in out.values()):
+            out["note"] = SELF_LABEL
+        return out
+    if isinstance(data, list):
+        return [_label_self(v, self_pids) for v in data]
+    return data
+
+
+@dataclass
+class _Outcome:
+    """What one action produced, before it becomes events."""
+
+    status: str
+    body: str
+    source: str
+    notes: list[str] = field(default_factory=list)
+    tool_ms: float = 0.0
+    cached: bool = False
+    new_info: bool = False
+    evaluation: str = ""
+    repeats: int = 0
+
+    @property
+    def text(self) -> str:
+        return wrap(self.source, self.status, self.body)
+
+
+class Engine:
+    """Runs questions against one model and one tool registry with fixed settings.
+
+    self_pids: the appliance's own processes (labelled in the snapshot and in tool data).
+    snapshot: the function that takes the first snapshot (tests pass a fixed one).
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        registry: Registry,
+        settings: EngineSettings | None = None,
+        *,
+        self_pids: frozenset[int] | None = None,
+        snapshot: Snapshot | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.model = model
+        self.registry = registry
+        self.settings = settings or EngineSettings()
+        self.self_pids = frozenset({os.getpid()}) if self_pids is None else frozenset(self_pids)
+        self.snapshot = snapshot or (lambda pids: take_snapshot(pids))
+        self.clock = clock
+
+    def run(
+        self,
+        question: str,
+        *,
+        ask: Ask | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[ev.Event]:
+        """Yield the events of one run; the last is always `RunEnded`."""
+        return _Run(self, question, ask, cancel or threading.Event()).events()
+
+
+class _Run:
+    """The state of one run (one question)."""
+
+    def __init__(self, engine: Engine, question: str, ask: Ask | None, cancel: threading.Event) -> None:
+        self.e = engine
+        self.s = engine.settings
+        self.model = engine.model
+        self.registry = engine.registry
+        self.question = question
+        self.ask = ask
+        self.can_ask = ask is not None and self.s.allow_ask
+        self.cancel = cancel
+        self.run_id = uuid.uuid4().hex
+        self.started = engine.clock()
+        self.deadline = self.started + self.s.time_budget_seconds
+        self.messages: list[Message] = []
+        self.compactable: dict[int, str] = {}  # message index -> its compact form
+        self.calls = CallLog()
+        self.bodies: list[str] = []  # observation bodies (for the answer check)
+        self.evidence: list[str] = []  # "step N tool: summary" lines (for forced answers)
+        self.prompt_tokens = 0
+        self.prompt_reused = 0
+        self.completion_tokens = 0
+        self.steps = 0
+        self.tools_worked = False
+        self.answer: ev.FinalAnswer | None = None
+
+    # ---- events -------------------------------------------------------------------------------
+
+    def events(self) -> Iterator[ev.Event]:
+        yield ev.RunStarted(
+            run_id=self.run_id,
+            question=self.question,
+            model=self.model.info,
+            settings=self.s.as_dict(),
+            started_at=time.time(),
+            version=__version__,
+        )
+        status, error = ev.FINISHED, ""
+        try:
+            yield from self._loop()
+            if self.answer is None:
+                status = ev.MAX_STEPS
+                yield from self._forced_from_evidence(f"the step limit of {self.s.max_steps} was reached")
+        except _Stop as stop:
+            status, error = stop.status, stop.reason
+            if stop.status == ev.BUDGET:
+                yield from self._forced_from_evidence(stop.reason)
+        except _ModelFailed as exc:
+            status, error = ev.ERROR, str(exc)
+        except Exception as exc:  # a bug must still end the run visibly, with one line
+            status, error = ev.ERROR, one_line(exc)
+        answer = self.answer
+        yield ev.RunEnded(
+            run_id=self.run_id,
+            status=status,
+            answer=answer.answer if answer else "",
+            result=dict(answer.result) if answer else {},
+            error=error,
+            steps=self.steps,
+            prompt_tokens=self.prompt_tokens,
+            prompt_tokens_reused=self.prompt_reused,
+            completion_tokens=self.completion_tokens,
+            seconds=round(self.e.clock() - self.started, 3),
+            ended_at=time.time(),
+        )
+
+    def _loop(self) -> Iterator[ev.Event]:
+        specs = self.registry.specs
+        self.messages.append(Message("system", system_prompt(specs, self.s, can_ask=self.can_ask)))
+        snapshot_text = yield from self._snapshot()
+        self.messages.append(Message("user", question_message(self.question, snapshot_text, self.s.max_steps)))
+        finish_only = False
+        forced = False
+        rejections = 0
+        no_new = 0
+        limit_reflected = False
+        for step in range(1, self.s.max_steps + 1):
+            self.steps = step
+            self._check_limits()
+            yield ev.StepStarted(self.run_id, step, self.s.max_steps, time.time())
+            last = step == self.s.max_steps or finish_only
+            schema = step_schema(specs, self.s, tools=not last, ask=self.can_ask and not last)
+            gen = yield from self._generate(step, schema, self.s.max_tokens, "step")
+            stats = gen.stats
+            self.messages.append(Message("assistant", gen.text))
+            try:
+                parsed: Step | None = parse_step(gen.text)
+            except StepError as exc:
+                parsed = None
+                outcome = _Outcome(INVALID, f"error: {exc}. Reply with one JSON object in the output format.",
+                                   "step", evaluation=f"unparsable step: {exc}")
+            thought = parsed.thought if parsed else ""
+            action = parsed.action if parsed else ""
+            action_input = dict(parsed.action_input) if parsed else {}
+            if parsed:
+                yield ev.ThoughtMade(self.run_id, step, thought)
+                yield ev.ActionChosen(self.run_id, step, action, action_input)
+            if parsed and action == FINISH:
+                problem = check_reserved(parsed, self.s)
+                if problem is None:
+                    verdict = check_answer(
+                        str(action_input.get("answer", "")),
+                        action_input.get("result") or {},
+                        self.bodies,
+                        tools_worked=self.tools_worked,
+                    )
+                    if verdict is None or last or forced or rejections >= self.s.answer_rejections:
+                        evaluation = "answer accepted" if verdict is None else f"answer accepted unchecked: {verdict}"
+                        yield from self._accept(step, parsed, stats, evaluation, forced=forced)
+                        return
+                    rejections += 1
+                    yield ev.AnswerRejected(self.run_id, step, verdict)
+                    outcome = _Outcome("rejected", f"Your answer was not accepted: {verdict}.", "answer_check",
+                                       evaluation=f"answer rejected: {verdict}")
+                else:
+                    outcome = _Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
+            elif parsed and action == ASK_USER:
+                outcome = yield from self._ask_user(step, parsed)
+            elif parsed:
+                outcome = yield from self._act(step, action, action_input)
+            yield ev.ObservationMade(self.run_id, step, action or "step", outcome.status, outcome.text,
+                                     summarize(outcome.body), outcome.tool_ms, outcome.cached)
+            no_new = 0 if outcome.new_info else no_new + 1
+            steps_left = self.s.max_steps - step
+            notes = list(outcome.notes)
+            trigger = None
+            if no_new >= self.s.no_progress_steps and steps_left >= 1:
+                finish_only = forced = True
+                notes.append(f"You got no new information in the last {no_new} steps. "
+                             "Use finish now with the evidence you have.")
+            elif self.s.reflection and steps_left >= 2:
+                if outcome.repeats >= self.s.repeat_reflect_at:
+                    trigger = f"you made the same call {outcome.repeats} times"
+                elif outcome.status in REFLECT_TRIGGERS:
+                    trigger = REFLECT_TRIGGERS[outcome.status]
+                elif steps_left == 2 and not limit_reflected:
+                    trigger = "only 2 steps are left"
+                    limit_reflected = True
+            reflection = None
+            if trigger:
+                reflection, rstats = yield from self._reflect(step, outcome, notes, steps_left, trigger)
+                stats = add_stats(stats, rstats)
+                if not reflection.should_continue:
+                    finish_only = True
+            else:
+                self._append_observation(outcome, notes, steps_left)
+            yield ev.StepRecorded(
+                run_id=self.run_id,
+                step=step,
+                at=time.time(),
+                thought=thought,
+                action=action,
+                action_input=action_input,
+                observation_status=outcome.status,
+                observation=outcome.text,
+                observation_summary=summarize(outcome.body),
+                reflection=reflection.as_dict() | {"trigger": trigger} if reflection else None,
+                evaluation=outcome.evaluation,
+                stats=stats,
+                tool_ms=outcome.tool_ms,
+            )
+
+    # ---- the parts of a step --------------------------------------------------------------------
+
+    def _snapshot(self) -> Iterator[ev.Event]:
+        if not self.s.snapshot:
+            return None
+        started = time.perf_counter()
+        try:
+            data = _label_self(dict(self.e.snapshot(self.e.self_pids)), self.e.self_pids)
+            status, body = render_result({"status": OK, "data": data, "error": None}, self.s.observation_token_budget)
+        except Exception as exc:  # a snapshot is a help, never a reason to fail the run
+            status, body = ERROR, f"error: snapshot failed: {one_line(exc)}"
+        tool_ms = (time.perf_counter() - started) * 1000
+        text = wrap("snapshot", status, body)
+        self._remember_body(0, "snapshot", status, body)
+        yield ev.ObservationMade(self.run_id, 0, "snapshot", status, text, summarize(body), tool_ms, False)
+        yield ev.StepRecorded(
+            run_id=self.run_id, step=0, at=time.time(), thought="", action="snapshot", action_input={},
+            observation_status=status, observation=text, observation_summary=summarize(body), reflection=None,
+            evaluation="machine snapshot given before the first step", tool_ms=tool_ms,
+        )
+        return text
+
+    def _act(self, step: int, action: str, action_input: dict) -> Iterator[ev.Event]:
+        """Run one tool call (or answer it from the run's memory) and describe what it showed."""
+        refused = self.registry.check(action, action_input)
+        if refused is not None:
+            status, body = render_result(refused, self.s.observation_token_budget)
+            return _Outcome(status, body, action, evaluation=f"invalid call: {refused['error']}")
+        key = call_key(action, action_input)
+        count = self.calls.count(key)
+        previous = self.calls.previous(key)
+        spec = self.registry.get(action)
+        now = self.e.clock()
+        cached = self.calls.fresh(key, spec.ttl if spec else 0, now)
+        if cached is not None:
+            note = (f"Note: you already made this exact call at step {cached.step}; this is its earlier result. "
+                    "Do not repeat it: use a different tool or arguments, or finish.")
+            return _Outcome(REPEAT, cached.body, action, [note], cached=True, repeats=count,
+                            evaluation=f"repeat of step {cached.step} (answered from memory)")
+        started = time.perf_counter()
+        result = yield from self._call_tool(action, action_input)
+        tool_ms = (time.perf_counter() - started) * 1000
+        if isinstance(result, dict) and "data" in result:
+            result = dict(result, data=_label_self(result["data"], self.e.self_pids))
+        status, body = render_result(result, self.s.observation_token_budget)
+        if status in (OK, EMPTY, PARTIAL):
+            self.tools_worked = True
+        new_info = self._remember_body(step, action, status, body)
+        self.calls.remember(key, CachedObservation(step, now, status, body, summarize(body)))
+        notes = []
+        evaluation = "new information" if new_info else "no new information"
+        if previous is not None:
+            notes.append(f"Note: you made this exact call before at step {previous.step}; this is a fresh "
+                         "reading. Do not repeat it again.")
+            evaluation = f"repeat of step {previous.step} (fresh reading, {evaluation})"
+        return _Outcome(status, body, action, notes, tool_ms=tool_ms, new_info=new_info,
+                        evaluation=evaluation, repeats=count if previous is not None else 0)
+
+    def _call_tool(self, action: str, action_input: dict) -> Iterator[ev.Event]:
+        """registry.call in a worker, so a cancel does not wait for a slow tool."""
+        box: list[dict] = []
+        worker = threading.Thread(target=lambda: box.append(self.registry.call(action, action_input)),
+                                  name=f"engine-tool-{action}", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+            if self.cancel.is_set():
+                raise _Stop(ev.CANCELLED, "cancelled while a tool was running")
+        return box[0] if box else {"status": ERROR, "data": None, "error": "the tool returned nothing"}
+        yield  # pragma: no cover - makes this a generator like its siblings
+
+    def _ask_user(self, step: int, parsed: Step) -> Iterator[ev.Event]:
+        question = str(parsed.action_input.get("question", "")).strip()
+        if not self.can_ask:
+            return _Outcome(DENIED, "Nobody can answer questions in this run. Do not ask again; use the tools "
+                            "and finish.", ASK_USER, evaluation="ask_user refused: nobody can answer")
+        yield ev.AskedUser(self.run_id, step, question)
+        try:
+            reply = self.ask(question)  # type: ignore[misc]
+        except Exception:
+            reply = None
+        if self.cancel.is_set():
+            raise _Stop(ev.CANCELLED, "cancelled while waiting for the person")
+        yield ev.UserReplied(self.run_id, step, reply)
+        if reply is None or not str(reply).strip():
+            return _Outcome(EMPTY, "The person gave no answer. Continue with the tools.", ASK_USER,
+                            evaluation="the person did not answer")
+        status, body = render_result({"status": OK, "data": str(reply), "error": None},
+                                     self.s.observation_token_budget)
+        new_info = self._remember_body(step, "person", status, body)
+        return _Outcome(status, body, "person", new_info=new_info, evaluation="the person answered")
+
+    def _reflect(self, step: int, outcome: _Outcome, notes: list[str], steps_left: int,
+                 trigger: str) -> Iterator[ev.Event]:
+        """A short grammar-constrained judgement whose plan the next step is told to follow."""
+        self._append_user(observation_message(outcome.text, notes=notes, steps_left=steps_left, reflect=trigger),
+                          outcome)
+        gen = yield from self._generate(step, reflection_schema(self.s), self.s.reflection_max_tokens, "reflection")
+        self.messages.append(Message("assistant", gen.text))
+        try:
+            reflection = parse_reflection(gen.text)
+        except StepError:
+            reflection = Reflection(True, "the reflection was not valid JSON", "")
+        plan = reflection.next_plan.strip() or "choose a different tool, or finish if the evidence is enough"
+        reflection = replace(reflection, next_plan=plan)
+        yield ev.Reflected(self.run_id, step, trigger, reflection.should_continue, reflection.reason, plan)
+        self.messages.append(Message("user", after_reflection_message(
+            should_continue=reflection.should_continue, plan=plan, steps_left=steps_left)))
+        return reflection, gen.stats
+
+    def _accept(self, step: int, parsed: Step, stats: GenerationStats, evaluation: str, *,
+                forced: bool) -> Iterator[ev.Event]:
+        data = parsed.action_input
+        result = {k: v for k, v in dict(data.get("result") or {}).items() if v not in (None, "")}
+        self.answer = ev.FinalAnswer(self.run_id, step, str(data.get("answer", "")).strip(), result,
+                                     tuple(str(x) for x in data.get("evidence") or ()), forced=forced)
+        yield self.answer
+        text = wrap(FINISH, OK, self.answer.answer)
+        yield ev.StepRecorded(
+            run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
+            action_input=dict(data), observation_status=OK, observation=text,
+            observation_summary=summarize(self.answer.answer), reflection=None,
+            evaluation=evaluation + (" (forced: no new information)" if forced else ""), stats=stats,
+        )
+
+    def _forced_from_evidence(self, reason: str) -> Iterator[ev.Event]:
+        """A final answer made by the engine, without the model, from what the observations showed;
+        marked forced so nobody mistakes it for the model's conclusion."""
+        gathered = "; ".join(self.evidence[-5:]) or "nothing"
+        answer = f"No final answer from the model ({reason}). What the observations showed: {gathered}"
+        self.answer = ev.FinalAnswer(self.run_id, self.steps, answer, {}, tuple(self.evidence[-5:]), forced=True)
+        yield self.answer
+
+    # ---- the model call -------------------------------------------------------------------------
+
+    def _generate(self, step: int, schema: dict, max_tokens: int, kind: str) -> Iterator[ev.Event]:
+        """One model call, streamed as TextDelta events while it runs (in a worker thread, so the
+        consumer sees tokens live), stopped between tokens by cancel or the time budget."""
+        self._fit_context(max_tokens)
+        pieces: queue.Queue = queue.Queue()
+        done = object()
+        box: dict[str, Any] = {}
+        stop = threading.Event()
+
+        def should_stop() -> bool:
+            return stop.is_set() or self.cancel.is_set() or self.e.clock() > self.deadline
+
+        def work() -> None:
+            try:
+                box["gen"] = self.model.generate(
+                    list(self.messages), schema, max_tokens=max_tokens, temperature=self.s.temperature,
+                    on_text=pieces.put, should_stop=should_stop,
+                )
+            except BaseException as exc:  # handed to the engine's thread below
+                box["error"] = exc
+            finally:
+                pieces.put(done)
+
+        worker = threading.Thread(target=work, name="engine-generate", daemon=True)
+        worker.start()
+        try:
+            while (piece := pieces.get()) is not done:
+                yield ev.TextDelta(self.run_id, step, piece, kind)
+        finally:
+            stop.set()
+            worker.join()
+        if "error" in box:
+            raise _ModelFailed(f"the model failed: {one_line(box['error'])}")
+        gen: Generation = box["gen"]
+        self.prompt_tokens += gen.stats.prompt_tokens_evaluated
+        self.prompt_reused += gen.stats.prompt_tokens_reused
+        self.completion_tokens += gen.stats.completion_tokens
+        if gen.finish_reason == "cancelled" or self.cancel.is_set():
+            if self.cancel.is_set():
+                raise _Stop(ev.CANCELLED, "cancelled")
+            raise _Stop(ev.BUDGET, f"the time budget of {self.s.time_budget_seconds:g} s was used up")
+        return gen
+
+    def _check_limits(self) -> None:
+        if self.cancel.is_set():
+            raise _Stop(ev.CANCELLED, "cancelled")
+        if self.e.clock() > self.deadline:
+            raise _Stop(ev.BUDGET, f"the time budget of {self.s.time_budget_seconds:g} s was used up")
+        used = self.prompt_tokens + self.completion_tokens
+        if used >= self.s.token_budget:
+            raise _Stop(ev.BUDGET, f"the token budget of {self.s.token_budget} tokens was used up ({used})")
+
+    def _fit_context(self, max_tokens: int) -> None:
+        """Keep the transcript under the context length: when it nears the limit, old observations
+        are replaced by the one-line summaries of what they established (all at once, so the KV
+        cache is invalidated once, not at every step)."""
+        limit = int(self.model.context_length * self.s.compact_at) - max_tokens
+        if self.model.count_tokens(self.messages) <= limit:
+            return
+        recent = {i for i, m in enumerate(self.messages) if m.role == "user"}
+        recent = set(sorted(recent)[-2:])
+        for index, compact in list(self.compactable.items()):
+            if index not in recent:
+                self.messages[index] = Message("user", compact)
+                del self.compactable[index]
+        if self.model.count_tokens(self.messages) > self.model.context_length - max_tokens:
+            raise _Stop(ev.BUDGET, "the conversation no longer fits in the model's context")
+
+    # ---- transcript -----------------------------------------------------------------------------
+
+    def _append_observation(self, outcome: _Outcome, notes: list[str], steps_left: int) -> None:
+        self._append_user(observation_message(outcome.text, notes=notes, steps_left=steps_left), outcome)
+
+    def _append_user(self, content: str, outcome: _Outcome) -> None:
+        index = len(self.messages)
+        self.messages.append(Message("user", content))
+        compact = f'<observation tool="{outcome.source}" status="{outcome.status}" compacted="yes">\n' \
+                  f"{summarize(outcome.body)}\n</observation>"
+        tail = content[len(outcome.text):] if content.startswith(outcome.text) else ""
+        self.compactable[index] = compact + tail
+
+    def _remember_body(self, step: int, source: str, status: str, body: str) -> bool:
+        self.bodies.append(body)
+        new = self.calls.is_new(body)
+        if new:
+            self.evidence.append(f"step {step} {source}: {summarize(body, 200)}")
+        return new

@@ -1,0 +1,69 @@
+"""The knobs of the ReAct loop, as one frozen value passed into the engine.
+
+Why one dataclass: the store records `as_dict()` with every run, so any trajectory can be
+compared with the settings that produced it, and the CLI/TUI/eval only ever build a new value
+(`dataclasses.replace`) instead of mutating shared state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Loop control and output bounds for one run.
+
+    max_steps: action steps the model may take (the last one may only be `finish`).
+    token_budget: prompt tokens evaluated + completion tokens over the whole run.
+    time_budget_seconds: wall-clock limit for the run (checked between tokens too).
+    temperature: sampling temperature for steps and reflections (0 = greedy, reproducible).
+    max_tokens: the most tokens one step may generate (the grammar bounds make this rarely bind).
+    reflection_max_tokens: the most tokens one reflection may generate.
+    thought_max_chars / answer_max_chars / question_max_chars: string bounds in the step grammar.
+    evidence_max_items / evidence_max_chars: bounds of the finish action's evidence list.
+    result_max_chars: bound of each string field of the finish action's structured result.
+    observation_token_budget: an observation is cut to about this many tokens, keeping ERROR /
+        WARN / FAIL lines.
+    snapshot: give the model a short snapshot of the machine as its first observation.
+    no_progress_steps: this many steps in a row without new information force a final answer.
+    repeat_reflect_at: the n-th identical call (same tool, same arguments) forces a reflection.
+    reflection: reflect at failures, empty results, repeats and near the step limit.
+    allow_ask: the model may ask the person one question at a time (needs an `ask` callback).
+    answer_rejections: how many times the answer check may send a finish back for another step.
+    compact_at: fraction of the context length at which old observations are compacted.
+    """
+
+    max_steps: int = 8
+    token_budget: int = 60_000
+    time_budget_seconds: float = 600.0
+    temperature: float = 0.0
+    max_tokens: int = 384
+    reflection_max_tokens: int = 160
+    thought_max_chars: int = 200
+    answer_max_chars: int = 400
+    question_max_chars: int = 200
+    evidence_max_items: int = 3
+    evidence_max_chars: int = 120
+    result_max_chars: int = 80
+    observation_token_budget: int = 450
+    snapshot: bool = True
+    no_progress_steps: int = 3
+    repeat_reflect_at: int = 3
+    reflection: bool = True
+    allow_ask: bool = True
+    answer_rejections: int = 1
+    compact_at: float = 0.8
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        if self.no_progress_steps < 1:
+            raise ValueError("no_progress_steps must be at least 1")
+        if not 0.1 <= self.compact_at <= 1.0:
+            raise ValueError("compact_at must be between 0.1 and 1.0")
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain values for the store and `--json` output."""
+        return asdict(self)
