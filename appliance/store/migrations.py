@@ -43,6 +43,8 @@ def m001_create_runs(db: sqlite_utils.Database) -> None:
             status TEXT NOT NULL,
             answer TEXT,
             result TEXT,
+            evidence TEXT,
+            forced INTEGER,
             error TEXT,
             step_count INTEGER NOT NULL DEFAULT 0,
             prompt_tokens INTEGER NOT NULL DEFAULT 0,

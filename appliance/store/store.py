@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 import sqlite_utils
 
-from appliance.agent.events import INTERRUPTED, RUNNING, RunEnded, RunStarted, StepRecorded
+from appliance.agent.events import INTERRUPTED, RUNNING, FinalAnswer, RunEnded, RunStarted, StepRecorded
 from appliance.errors import StoreError, UsageError
 from appliance.store import migrations
 from appliance.store.connection import BUSY_TIMEOUT_MS, WriterLock, check_writable, connect, transaction
@@ -33,7 +33,7 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 OBSERVATION_CAP = 16_000  # characters of one observation kept; the engine shows the model less
 
 JSON_COLUMNS = {
-    "runs": ("settings", "result"),
+    "runs": ("settings", "result", "evidence"),
     "steps": ("action_input", "reflection"),
     "evals": ("settings", "summary"),
     "eval_cases": ("metrics",),
@@ -120,6 +120,7 @@ class Store:
         self._lock = threading.RLock()
         self.recovered: list[str] = []  # runs marked interrupted when this store opened
         self.integrity_checked = False
+        self._final: dict[str, FinalAnswer] = {}  # kept until RunEnded writes it with the totals
 
     # -- life cycle -----------------------------------------------------------------------------
 
@@ -157,9 +158,11 @@ class Store:
         elif isinstance(event, StepRecorded):
             with transaction(self.db):
                 self._insert_step(event)
+        elif isinstance(event, FinalAnswer):
+            self._final[event.run_id] = event
         elif isinstance(event, RunEnded):
             with transaction(self.db):
-                self._end_run(event)
+                self._end_run(event, self._final.pop(event.run_id, None))
 
     def _insert_run(self, event: RunStarted) -> None:
         model = event.model
@@ -209,13 +212,14 @@ class Store:
             alter=False,
         )
 
-    def _end_run(self, event: RunEnded) -> None:
+    def _end_run(self, event: RunEnded, final: FinalAnswer | None) -> None:
         self.db.execute(
-            """UPDATE runs SET ended_at = ?, status = ?, answer = ?, result = ?, error = ?,
-                   step_count = ?, prompt_tokens = ?, prompt_tokens_reused = ?,
+            """UPDATE runs SET ended_at = ?, status = ?, answer = ?, result = ?, evidence = ?, forced = ?,
+                   error = ?, step_count = ?, prompt_tokens = ?, prompt_tokens_reused = ?,
                    completion_tokens = ?, seconds = ?
                WHERE id = ?""",
             [iso(event.ended_at), event.status, event.answer, _dumps(dict(event.result or {})),
+             _dumps(list(final.evidence)) if final else None, int(final.forced) if final else None,
              event.error or None, event.steps, event.prompt_tokens, event.prompt_tokens_reused,
              event.completion_tokens, round(event.seconds, 3), event.run_id],
         )

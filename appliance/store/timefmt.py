@@ -25,3 +25,10 @@ def parse_date(text: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.timezone.utc)
     return iso(moment.timestamp())
+
+
+def epoch(text: str | None) -> float | None:
+    """Epoch seconds for a stored timestamp (for displays that format times themselves)."""
+    if not text:
+        return None
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

@@ -1,0 +1,57 @@
+"""Runs as a portable file: one JSON object per run (JSON Lines) or one JSON document.
+
+For carrying off an air-gapped machine to get help, so every record is self-contained: the run,
+its model (name, size, sha256), its settings and all its steps. With `anonymize`, one Masker goes
+over the whole export so a value masked in one run has the same mask in every other.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Iterable, TextIO
+
+from appliance import __version__
+from appliance.store.anonymize import Identity, Masker
+from appliance.store.timefmt import iso
+
+FORMAT_NAME = "appliance-runs"
+FORMAT_VERSION = 1
+
+
+def prepare(runs: Iterable[dict[str, Any]], *, anonymize: bool, identity: Identity | None = None) -> list[dict[str, Any]]:
+    """The runs (each with its `steps`) as they go into the file; masked when asked."""
+    runs = list(runs)
+    if not anonymize:
+        return runs
+    masker = Masker(identity or Identity.of_this_machine())
+    masker.learn(runs)
+    out = []
+    for run in runs:
+        masked = masker.row({k: v for k, v in run.items() if k != "steps"})
+        masked["steps"] = [masker.row(step) for step in run.get("steps", [])]
+        out.append(masked)
+    return out
+
+
+def write(runs: Iterable[dict[str, Any]], stream: TextIO, *, fmt: str = "jsonl", anonymize: bool = False,
+          identity: Identity | None = None) -> int:
+    """Write the export to `stream`; returns the number of runs written."""
+    records = prepare(runs, anonymize=anonymize, identity=identity)
+    if fmt == "jsonl":
+        for record in records:
+            stream.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+    elif fmt == "json":
+        document = {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "exported_at": iso(time.time()),
+            "appliance_version": __version__,
+            "anonymized": anonymize,
+            "runs": records,
+        }
+        json.dump(document, stream, ensure_ascii=False, default=str, indent=2)
+        stream.write("\n")
+    else:
+        raise ValueError(f"unknown export format {fmt!r}")
+    return len(records)
