@@ -47,10 +47,16 @@ def _words(text: str) -> list[str]:
 
 
 def _mentions(text: str, haystack: str, facts: set[str]) -> bool:
+    """True when the text names an observed value, or quotes three words in a row of an
+    observation (free-text lines such as log messages have no key=value form)."""
     lowered = text.lower()
     if any(re.search(rf"(?<![\w.]){re.escape(f)}(?![\w])", lowered) for f in facts if len(f) >= 3 or f.isdigit()):
         return True
-    return any(len(w) >= 3 and w not in _TRIVIAL and (w in facts) for w in _words(text))
+    if any(len(w) >= 3 and w not in _TRIVIAL and (w in facts) for w in _words(text)):
+        return True
+    words = [w for w in _words(text) if w]
+    flat = " ".join(_words(haystack))
+    return any(" ".join(words[i : i + 3]) in flat for i in range(len(words) - 2))
 
 
 def _appears(value: Any, haystack: str) -> bool:
@@ -89,7 +95,7 @@ def check_answer(
         if words and not any(w in haystack for w in words):
             return (f"result.{key} {value!r} is not backed by any observation; "
                     "use only what the observations show")
-    if bodies and facts:
+    if bodies:
         stated = " ".join([answer, *(str(v) for v in result.values())])
         if not _mentions(stated, haystack, facts):
             return ("the answer does not mention any fact from the observations; name the process, "

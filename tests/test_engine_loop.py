@@ -1,0 +1,490 @@
+"""The engine's loop control, driven by a scripted model and small real ToolSpecs.
+
+Each test scripts the model's replies, runs one question, and asserts on the events and on the
+prompts the model was given (ScriptedModel keeps every call)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+
+from appliance.agent import events as ev
+from appliance.agent.engine import Engine
+from appliance.agent.settings import EngineSettings
+from appliance.llm.fake import ScriptedModel
+from appliance.tools.base import Registry, ToolSpec, fail, ok, result
+from appliance.tools.schema import Range, schema_from_signature
+from typing import Annotated, Literal
+
+SNAP = {"load": {"1m": 0.4, "5m": 0.3, "15m": 0.2, "cpus": 2}}
+
+
+class Tools:
+    """A handful of real ToolSpecs whose calls are counted."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def _count(self, name: str) -> None:
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+    def registry(self, ttl_top: float | None = 0.0) -> Registry:
+        def top_processes(sort_by: Literal["cpu", "memory"] = "cpu", n: Annotated[int, Range(1, 20)] = 5):
+            self._count("top_processes")
+            return ok([{"pid": 4711, "name": "hogzilla", "cpu_pct": 98.5}, {"pid": 1, "name": "init", "cpu_pct": 0.1}][:n])
+
+        def read_log(path: str, lines: Annotated[int, Range(1, 500)] = 50):
+            self._count("read_log")
+            if path == "/var/log/missing.log":
+                return fail("no such file: /var/log/missing.log")
+            if path == "/var/log/empty.log":
+                return result("empty", [], None)
+            return ok(f"line one of {path}\nERROR disk quota exceeded for user7\nline three")
+
+        def broken():
+            self._count("broken")
+            raise RuntimeError("sensor bus exploded")
+
+        def slow():
+            self._count("slow")
+            time.sleep(2)
+            return ok("late")
+
+        def scan(path: str):
+            self._count("scan")
+            return ok({"path": path, "size_mb": 123})
+
+        return Registry([
+            ToolSpec("top_processes", "Processes by CPU or memory.", schema_from_signature(top_processes),
+                     top_processes, {"sort_by": "cpu", "n": 5}, ttl=ttl_top),
+            ToolSpec("read_log", "The tail of a log.", schema_from_signature(read_log), read_log,
+                     {"path": "/var/log/syslog"}, ttl=None),
+            ToolSpec("broken", "Always crashes.", schema_from_signature(broken), broken, {}),
+            ToolSpec("slow", "Takes too long.", schema_from_signature(slow), slow, {}, timeout=0.2),
+            ToolSpec("scan", "Directory scan.", schema_from_signature(scan), scan, {"path": "/tmp"}, ttl=None),
+        ])
+
+
+def call(action: str, thought: str = "next", **action_input) -> dict:
+    return {"thought": thought, "action": action, "action_input": action_input}
+
+
+def finish(answer: str, thought: str = "done", evidence=("pid=4711",), **result_fields) -> dict:
+    return call("finish", thought, answer=answer, result=result_fields, evidence=list(evidence))
+
+
+GOOD_FINISH = finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla", pid=4711)
+
+
+def run(replies, settings=EngineSettings(), tools: Tools | None = None, *, ask=None, cancel=None,
+        registry=None, model=None, **engine_kw):
+    tools = tools or Tools()
+    model = model or ScriptedModel(replies)
+    engine = Engine(model, registry or tools.registry(), settings, snapshot=lambda pids: SNAP, **engine_kw)
+    events = list(engine.run("Why is my fan loud?", ask=ask, cancel=cancel))
+    return events, model, tools
+
+
+def of(events, kind):
+    return [e for e in events if isinstance(e, kind)]
+
+
+def ended(events) -> ev.RunEnded:
+    assert isinstance(events[-1], ev.RunEnded)
+    assert len(of(events, ev.RunEnded)) == 1
+    return events[-1]
+
+
+def prompt_of(model: ScriptedModel, index: int) -> str:
+    """The newest user message the model saw in call `index`."""
+    return model.calls[index][0][-1].content
+
+
+def actions_allowed(schema: dict) -> list[str]:
+    options = schema.get("anyOf", [schema])
+    return [o["properties"]["action"]["const"] for o in options]
+
+
+# ---- the happy path and the event contract ---------------------------------------------------
+
+
+def test_tool_then_finish_gives_the_answer_and_records_every_step():
+    events, model, tools = run([call("top_processes", sort_by="cpu", n=5), GOOD_FINISH])
+    end = ended(events)
+    assert end.status == ev.FINISHED
+    assert end.result == {"process": "hogzilla", "pid": 4711}
+    assert end.steps == 2 and tools.calls == {"top_processes": 1}
+    recorded = of(events, ev.StepRecorded)
+    assert [r.step for r in recorded] == [0, 1, 2]  # 0 is the machine snapshot
+    assert recorded[1].action == "top_processes" and "hogzilla" in recorded[1].observation
+    assert recorded[2].action == "finish" and recorded[2].evaluation == "answer accepted"
+    assert isinstance(events[0], ev.RunStarted) and events[0].settings["max_steps"] == 8
+    # the second prompt holds the observation in delimiters and the remaining budget
+    second = prompt_of(model, 1)
+    assert '<observation tool="top_processes" status="ok">' in second and "7 steps left." in second
+    assert end.completion_tokens > 0 and end.prompt_tokens > 0
+
+
+def test_transcript_only_grows_so_the_kv_cache_is_reused():
+    replies = [call("top_processes", n=5), call("read_log", path="/var/log/a.log"), call("scan", path="/srv"),
+               finish("hogzilla pid 4711 at 98.5% CPU", process="hogzilla")]
+    events, model, _ = run(replies)
+    assert ended(events).status == ev.FINISHED
+    for (before, _), (after, _) in zip(model.calls, model.calls[1:]):
+        assert after[: len(before)] == before, "an earlier message changed between steps"
+    system = model.calls[0][0][0].content
+    assert "steps left" not in system  # nothing that varies lives in the system message
+
+
+def test_first_snapshot_is_the_first_observation_and_labels_the_appliance():
+    tools = Tools()
+    snapshot = lambda pids: {"top_cpu": [{"pid": 999999, "name": "python3", "cpu_pct": 180.0},
+                                         {"pid": 4711, "name": "hogzilla", "cpu_pct": 98.0}]}
+    engine = Engine(ScriptedModel([GOOD_FINISH]), tools.registry(), EngineSettings(),
+                    self_pids=frozenset({999999}), snapshot=snapshot)
+    events = list(engine.run("Why is my fan loud?"))
+    first_user = engine.model.calls[0][0][1].content
+    assert "Why is my fan loud?" in first_user and '<observation tool="snapshot"' in first_user
+    line = next(l for l in first_user.splitlines() if "pid=999999" in l)
+    assert "THIS APPLIANCE" in line
+    assert "THIS APPLIANCE" not in next(l for l in first_user.splitlines() if "pid=4711" in l)
+    assert ended(events).status == ev.FINISHED
+
+
+def test_tool_data_mentioning_the_appliance_pid_is_labelled():
+    def top_processes():
+        return ok([{"pid": 31337, "name": "python3", "cpu_pct": 150.0}])
+
+    registry = Registry([ToolSpec("top_processes", "x", schema_from_signature(top_processes), top_processes)])
+    events, _, _ = run([call("top_processes"), finish("python3 is me", process="python3")],
+                       registry=registry, self_pids=frozenset({31337}))
+    obs = of(events, ev.ObservationMade)[1]
+    assert "THIS APPLIANCE" in obs.text
+
+
+def test_snapshot_can_be_turned_off():
+    events, model, _ = run([GOOD_FINISH], EngineSettings(snapshot=False))
+    assert "<observation" not in model.calls[0][0][1].content
+    assert [r.step for r in of(events, ev.StepRecorded)] == [1]
+
+
+# ---- step limit and budgets -------------------------------------------------------------------
+
+
+def test_step_limit_last_step_may_only_finish_and_the_count_is_visible():
+    replies = [call("read_log", path=f"/var/log/{i}.log") for i in range(3)] + [GOOD_FINISH]
+    events, model, _ = run(replies, EngineSettings(max_steps=4, reflection=False))
+    assert ended(events).status == ev.FINISHED
+    assert "finish" in actions_allowed(model.calls[0][1]) and len(actions_allowed(model.calls[0][1])) > 1
+    assert actions_allowed(model.calls[-1][1]) == ["finish"]
+    assert "This is your last step: you must use finish now" in prompt_of(model, 3)
+    assert "4 steps left." in prompt_of(model, 0) and "3 steps left." in prompt_of(model, 1)
+
+
+def test_step_limit_without_finish_ends_with_a_forced_answer_marked_as_such():
+    replies = [call("read_log", path=f"/var/log/{i}.log") for i in range(3)]  # ignores the grammar
+    events, _, _ = run(replies, EngineSettings(max_steps=3, reflection=False))
+    end = ended(events)
+    assert end.status == ev.MAX_STEPS and end.steps == 3
+    final = of(events, ev.FinalAnswer)[-1]
+    assert final.forced and "step limit" in final.answer and "disk quota" in final.answer
+
+
+def test_token_budget_stops_the_run_with_status_budget():
+    replies = [call("read_log", path=f"/var/log/{i}.log") for i in range(8)]
+    events, model, _ = run(replies, EngineSettings(token_budget=1000, reflection=False))
+    end = ended(events)
+    assert end.status == ev.BUDGET and "token budget" in end.error
+    assert end.prompt_tokens + end.completion_tokens >= 1000
+    assert len(model.calls) < 8
+    assert of(events, ev.FinalAnswer)[-1].forced
+
+
+def test_time_budget_stops_the_run_between_steps():
+    now = [0.0]
+
+    def clock():
+        now[0] += 10.0
+        return now[0]
+
+    replies = [call("read_log", path=f"/var/log/{i}.log") for i in range(8)]
+    events, model, _ = run(replies, EngineSettings(time_budget_seconds=45, reflection=False), clock=clock)
+    end = ended(events)
+    assert end.status == ev.BUDGET and "time budget" in end.error
+    assert len(model.calls) < 8
+
+
+# ---- repeats, cache and no progress ----------------------------------------------------------
+
+
+def test_repeat_is_answered_from_memory_with_a_note_and_third_forces_reflection():
+    same = call("read_log", path="/var/log/a.log")
+    reflection = {"continue": True, "reason": "I keep repeating", "next_plan": "call top_processes"}
+    replies = [same, same, same, reflection, call("top_processes"), GOOD_FINISH]
+    events, model, tools = run(replies)
+    assert tools.calls["read_log"] == 1  # ttl None: the scan result stays valid for the run
+    obs = of(events, ev.ObservationMade)
+    assert [o.status for o in obs[1:4]] == ["ok", "repeat", "repeat"]
+    assert obs[2].cached and "disk quota" in obs[2].text
+    assert "you already made this exact call at step 1" in prompt_of(model, 2)
+    refl = of(events, ev.Reflected)
+    assert len(refl) == 1 and "same call 3 times" in refl[0].trigger
+    assert model.calls[3][1]["required"] == ["continue", "reason", "next_plan"]
+    assert "Follow this plan: call top_processes" in prompt_of(model, 4)
+    assert of(events, ev.StepRecorded)[3].reflection["next_plan"] == "call top_processes"
+    assert ended(events).status == ev.FINISHED
+
+
+def test_live_reading_with_expired_ttl_is_taken_again_but_still_flagged_as_a_repeat():
+    same = call("top_processes", n=5)
+    events, model, tools = run([same, same, GOOD_FINISH], tools=None, registry=None)
+    assert tools.calls["top_processes"] == 2  # ttl 0: a live reading is never reused
+    assert "this is a fresh reading" in prompt_of(model, 2)
+    assert of(events, ev.StepRecorded)[2].evaluation.startswith("repeat of step 1")
+
+
+def test_ttl_in_seconds_reuses_a_fresh_result():
+    tools = Tools()
+    same = call("top_processes", n=5)
+    events, _, _ = run([same, same, GOOD_FINISH], tools=tools, registry=tools.registry(ttl_top=60.0))
+    assert tools.calls["top_processes"] == 1
+    assert of(events, ev.ObservationMade)[2].cached
+
+
+def test_argument_order_does_not_make_a_call_new():
+    events, _, tools = run([call("read_log", path="/x.log", lines=5),
+                            {"thought": "t", "action": "read_log", "action_input": {"lines": 5, "path": "/x.log"}},
+                            GOOD_FINISH | {}, ], EngineSettings(reflection=False))
+    assert tools.calls["read_log"] == 1
+
+
+def test_no_new_information_forces_a_final_answer_marked_forced():
+    same = call("read_log", path="/var/log/a.log")
+    forced_finish = finish("The log shows ERROR disk quota exceeded for user7.", error="disk quota exceeded",
+                           evidence=["ERROR disk quota exceeded for user7"])
+    settings = EngineSettings(no_progress_steps=2, reflection=False)
+    events, model, _ = run([same, same, same, forced_finish], settings)
+    # step 1 new, steps 2 and 3 repeats -> no new info twice -> step 4 may only finish
+    assert actions_allowed(model.calls[3][1]) == ["finish"]
+    assert "no new information in the last 2 steps" in prompt_of(model, 3)
+    final = of(events, ev.FinalAnswer)[-1]
+    assert final.forced and ended(events).status == ev.FINISHED
+    assert "forced" in of(events, ev.StepRecorded)[-1].evaluation
+
+
+# ---- reflection triggers ------------------------------------------------------------------------
+
+REFLECT = {"continue": True, "reason": "the log is missing", "next_plan": "read /var/log/a.log instead"}
+
+
+@pytest.mark.parametrize(
+    "bad_call, trigger",
+    [
+        (call("read_log", path="/var/log/missing.log"), "the tool failed"),
+        (call("read_log", path="/var/log/empty.log"), "the tool found nothing"),
+        (call("broken"), "the tool failed"),
+        (call("nonexistent_tool"), "the action was invalid"),
+    ],
+)
+def test_reflection_at_failure_empty_and_invalid_and_its_plan_is_followed(bad_call, trigger):
+    replies = [bad_call, REFLECT, call("read_log", path="/var/log/a.log"),
+               finish("disk quota exceeded for user7", error="disk quota exceeded")]
+    events, model, _ = run(replies)
+    refl = of(events, ev.Reflected)
+    assert [r.trigger for r in refl] == [trigger]
+    assert "Stop and reflect" in prompt_of(model, 1)
+    assert "Follow this plan: read /var/log/a.log instead" in prompt_of(model, 2)
+    deltas = [d for d in of(events, ev.TextDelta) if d.kind == "reflection"]
+    assert "".join(d.text for d in deltas) == json.dumps(REFLECT)
+    assert ended(events).status == ev.FINISHED
+
+
+def test_reflection_when_the_step_limit_is_near():
+    replies = [call("read_log", path="/var/log/a.log"), call("scan", path="/srv"),
+               {"continue": True, "reason": "enough", "next_plan": "finish with the quota error"},
+               finish("disk quota exceeded for user7", error="disk quota exceeded")]
+    events, model, _ = run(replies, EngineSettings(max_steps=4))
+    assert [r.trigger for r in of(events, ev.Reflected)] == ["only 2 steps are left"]
+
+
+def test_reflection_saying_stop_makes_the_next_step_finish_only():
+    replies = [call("read_log", path="/var/log/missing.log"),
+               {"continue": False, "reason": "enough evidence", "next_plan": "finish"},
+               finish("no such file: /var/log/missing.log", error="no such file")]
+    events, model, _ = run(replies)
+    assert actions_allowed(model.calls[2][1]) == ["finish"]
+    assert ended(events).status == ev.FINISHED
+
+
+# ---- the answer check ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        (finish("", process="hogzilla"), "empty"),
+        (finish("I cannot determine that."), "refuses"),
+        (finish("busyloop pid 4242 uses the CPU", process="busyloop", pid=4242), "does not appear"),
+        (finish("Everything looks fine to me."), "does not mention any fact"),
+    ],
+)
+def test_answer_check_rejects_once_with_the_reason_then_the_model_fixes_it(bad, reason):
+    replies = [call("top_processes"), bad, GOOD_FINISH]
+    events, model, _ = run(replies)
+    rejected = of(events, ev.AnswerRejected)
+    assert len(rejected) == 1 and reason in rejected[0].reason
+    assert "Your answer was not accepted" in prompt_of(model, 2) and reason in prompt_of(model, 2)
+    end = ended(events)
+    assert end.status == ev.FINISHED and end.result["pid"] == 4711
+
+
+def test_answer_check_gives_up_after_one_rejection():
+    bad = finish("Everything looks fine to me.")
+    events, _, _ = run([call("top_processes"), bad, bad])
+    assert len(of(events, ev.AnswerRejected)) == 1
+    assert ended(events).status == ev.FINISHED
+    assert "unchecked" in of(events, ev.StepRecorded)[-1].evaluation
+
+
+def test_answer_with_a_value_in_other_words_is_accepted():
+    answer = finish("The process hogzilla uses 98% of the CPU.", culprit="hogzilla process", value="98% CPU")
+    events, _, _ = run([call("top_processes"), answer])
+    assert not of(events, ev.AnswerRejected)
+
+
+# ---- bad actions become observations ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply, status, text",
+    [
+        (call("nonexistent_tool"), "invalid", "unknown tool 'nonexistent_tool'"),
+        (call("read_log"), "invalid", "missing the required argument 'path'"),
+        (call("read_log", path="/a", bogus=1), "invalid", "unknown argument 'bogus'"),
+        (call("top_processes", n="five"), "invalid", "must be of type integer"),
+        (call("top_processes", n=500), "invalid", "must be <= 20"),
+        (call("broken"), "error", "RuntimeError: sensor bus exploded"),
+        (call("slow"), "timeout", "did not finish within"),
+        ("{not json", "invalid", "not valid JSON"),
+        ('{"thought": "x", "action_input": {}}', "invalid", 'needs an "action"'),
+        (call("finish", answer="x"), "invalid", "missing the required argument 'result'"),
+    ],
+)
+def test_bad_actions_and_tool_failures_are_observations(reply, status, text):
+    reflection = {"continue": True, "reason": "r", "next_plan": "p"}
+    events, model, tools = run([reply, reflection, call("top_processes"), GOOD_FINISH])
+    obs = of(events, ev.ObservationMade)[1]
+    assert obs.status == status and text in obs.text
+    assert text in model.calls[1][0][-1].content
+    assert ended(events).status == ev.FINISHED
+
+
+# ---- ask_user --------------------------------------------------------------------------------------
+
+
+def test_ask_user_gets_the_persons_reply():
+    asked: list[str] = []
+
+    def ask(question: str) -> str:
+        asked.append(question)
+        return "It is the build server, hogzilla runs there"
+
+    replies = [call("ask_user", question="Which machine do you mean?"), GOOD_FINISH]
+    events, model, _ = run(replies, ask=ask)
+    assert asked == ["Which machine do you mean?"]
+    assert of(events, ev.AskedUser)[0].question == asked[0]
+    assert of(events, ev.UserReplied)[0].reply.startswith("It is the build server")
+    assert "It is the build server" in prompt_of(model, 1)
+    assert "ask_user" in actions_allowed(model.calls[0][1])
+
+
+@pytest.mark.parametrize("settings, ask", [(EngineSettings(), None),
+                                           (EngineSettings(allow_ask=False), lambda q: "never used")])
+def test_when_nobody_can_answer_the_model_is_told_so(settings, ask):
+    replies = [call("ask_user", question="Which one?"), {"continue": True, "reason": "r", "next_plan": "p"},
+               call("top_processes"), GOOD_FINISH]
+    events, model, _ = run(replies, settings, ask=ask)
+    assert "ask_user" not in actions_allowed(model.calls[0][1])
+    assert "nobody can answer questions in this run" in model.calls[0][0][0].content
+    assert not of(events, ev.AskedUser)
+    assert "Nobody can answer questions in this run" in prompt_of(model, 1)
+    assert ended(events).status == ev.FINISHED
+
+
+def test_a_person_who_does_not_answer_is_an_observation():
+    replies = [call("ask_user", question="Which one?"), {"continue": True, "reason": "r", "next_plan": "p"},
+               call("top_processes"), GOOD_FINISH]
+    events, model, _ = run(replies, ask=lambda q: None)
+    assert of(events, ev.UserReplied)[0].reply is None
+    assert "The person gave no answer" in prompt_of(model, 1)
+
+
+# ---- context compaction -----------------------------------------------------------------------------
+
+
+def test_old_observations_are_compacted_near_the_context_length():
+    def big(part: int):
+        return ok("\n".join(f"row {part}-{i} " + "x" * 60 for i in range(40)) + f"\nERROR part {part} broke")
+
+    registry = Registry([ToolSpec("big", "big output", schema_from_signature(big), big, {"part": 1})])
+    replies = [call("big", part=i) for i in range(1, 6)] + [finish("part 5 broke", error="part 5 broke")]
+    model = ScriptedModel(replies, context_length=3000)
+    events, _, _ = run(replies, EngineSettings(max_steps=6, reflection=False), registry=registry, model=model)
+    assert ended(events).status == ev.FINISHED
+    last_prompt = model.calls[-1][0]
+    compacted = [m for m in last_prompt if 'compacted="yes"' in m.content]
+    assert compacted, "no observation was compacted"
+    assert model.count_tokens(last_prompt) <= 3000
+    assert all("ERROR part" in m.content for m in compacted)  # the summary keeps the error line
+    assert "row 5-0" in last_prompt[-1].content  # the newest observation is intact
+
+
+# ---- cancel and model failure ------------------------------------------------------------------------
+
+
+def test_cancel_between_tokens_ends_the_run_as_cancelled():
+    cancel = threading.Event()
+    model = ScriptedModel([call("top_processes", thought="x" * 400)], delay=0.01, piece_size=2)
+    engine = Engine(model, Tools().registry(), EngineSettings(), snapshot=lambda pids: SNAP)
+    events = []
+    started = time.monotonic()
+    for event in engine.run("q", cancel=cancel):
+        events.append(event)
+        if isinstance(event, ev.TextDelta) and len(of(events, ev.TextDelta)) == 3:
+            cancel.set()
+    assert time.monotonic() - started < 2.0
+    end = ended(events)
+    assert end.status == ev.CANCELLED
+    assert len(of(events, ev.TextDelta)) < 10
+    assert [r.step for r in of(events, ev.StepRecorded)] == [0]  # the unfinished step is not recorded
+
+
+def test_model_exception_ends_the_run_with_one_line_error():
+    model = ScriptedModel([call("top_processes"), GOOD_FINISH], fail_on_call=1)
+    events, _, _ = run(None, model=model)
+    end = ended(events)
+    assert end.status == ev.ERROR and "scripted model failure" in end.error and "\n" not in end.error
+    assert [r.step for r in of(events, ev.StepRecorded)] == [0, 1]
+
+
+def test_text_deltas_stream_the_step_as_it_is_generated():
+    events, _, _ = run([GOOD_FINISH])
+    deltas = [d.text for d in of(events, ev.TextDelta) if d.step == 1]
+    assert len(deltas) > 5 and "".join(deltas) == json.dumps(GOOD_FINISH)
+    # thought and action events come after the text
+    kinds = [type(e).__name__ for e in events if getattr(e, "step", None) == 1]
+    assert kinds.index("ThoughtMade") > kinds.index("TextDelta")
+
+
+def test_settings_are_frozen_and_serialisable():
+    s = EngineSettings()
+    with pytest.raises(Exception):
+        s.max_steps = 3  # type: ignore[misc]
+    assert json.loads(json.dumps(s.as_dict()))["max_steps"] == 8
+    assert replace(s, max_steps=3).max_steps == 3
+    with pytest.raises(ValueError):
+        EngineSettings(max_steps=0)
