@@ -8,12 +8,14 @@ the model and never a crash of the loop.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from appliance.tools.schema import validate
+from appliance.tools.schema import schema_from_signature, validate
 
 ToolResult = dict  # {"status": str, "data": Any, "error": str | None}
 
@@ -118,3 +120,48 @@ class Registry:
             waited = time.monotonic() - started
             return fail(f"{name} did not finish within {waited:.0f} s", TIMEOUT)
         return outcome[0]
+
+
+@dataclass(frozen=True)
+class ToolMeta:
+    """What `@tool` records on a function; `bind` turns it into a ToolSpec."""
+
+    name: str
+    ttl: float | None
+    timeout: float
+    example: Mapping[str, Any]
+
+
+def tool(*, ttl: float | None = 0.0, timeout: float = 20.0, example: Mapping[str, Any] | None = None,
+         name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a function as a tool. Its docstring's first paragraph is the model's description;
+    its signature (minus injected context such as `ctx`) is the argument schema."""
+
+    def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+        func.__tool__ = ToolMeta(name or func.__name__, ttl, timeout, dict(example or {}))  # type: ignore[attr-defined]
+        return func
+
+    return mark
+
+
+def description_of(func: Callable[..., Any]) -> str:
+    """The first paragraph of a docstring, on one line."""
+    doc = inspect.getdoc(func) or ""
+    return " ".join(doc.split("\n\n", 1)[0].split())
+
+
+def bind(func: Callable[..., Any], wrap: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None,
+         **injected: Any) -> ToolSpec:
+    """The ToolSpec of a `@tool` function with `injected` keyword arguments bound (left out of the
+    schema). `wrap` decorates the bound callable (the registry uses it to redact and catch denials)."""
+    meta: ToolMeta = func.__tool__  # type: ignore[attr-defined]
+    bound = functools.partial(func, **injected) if injected else func
+    return ToolSpec(
+        name=meta.name,
+        description=description_of(func),
+        parameters=schema_from_signature(func, skip=tuple(injected)),
+        func=wrap(bound) if wrap else bound,
+        example=meta.example,
+        ttl=meta.ttl,
+        timeout=meta.timeout,
+    )

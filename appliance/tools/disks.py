@@ -1,0 +1,90 @@
+"""Filesystems and disks: how full each one is, and how busy."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Annotated
+
+import psutil
+
+from appliance.tools import units
+from appliance.tools.base import EMPTY, ok, result, tool
+from appliance.tools.context import ToolContext
+from appliance.tools.schema import Doc, Range
+
+# Filesystems that are not storage a person can fill or free.
+_PSEUDO = {"squashfs", "overlay", "tmpfs", "devtmpfs", "proc", "sysfs", "cgroup", "cgroup2", "nsfs",
+           "autofs", "fuse.gvfsd-fuse", "fuse.portal", "ramfs", "efivarfs", "tracefs", "debugfs"}
+
+
+@tool(ttl=30.0, timeout=10.0)
+def disk_usage(ctx: ToolContext) -> dict:
+    """Every real filesystem: device, type, size, used %, free space and inode use %, fullest first.
+    Use for "disk full" or "no space left"; then dir_sizes on the full mount to find what fills it."""
+    rows = []
+    seen: set[str] = set()
+    for part in psutil.disk_partitions(all=False):
+        if part.fstype in _PSEUDO or part.device in seen or part.mountpoint.startswith("/snap/"):
+            continue
+        try:
+            usage = psutil.disk_usage(part.mountpoint)
+            stv = os.statvfs(part.mountpoint)
+        except OSError:
+            continue
+        if usage.total == 0:
+            continue
+        seen.add(part.device)
+        inodes = units.pct(stv.f_files - stv.f_ffree, stv.f_files) if stv.f_files else None
+        rows.append({
+            "mount": part.mountpoint, "device": part.device, "type": part.fstype,
+            "size": units.size(usage.total), "used": units.size(usage.used), "free": units.size(usage.free),
+            "used_percent": units.pct(usage.percent), "inodes_used_percent": inodes,
+            "read_only": "ro" in part.opts.split(","),
+        })
+    rows.sort(key=lambda r: r["used_percent"], reverse=True)
+    if not rows:
+        return result(EMPTY, {"filesystems": []}, "no real (disk-backed) filesystems are mounted")
+    return ok({"filesystems": rows})
+
+
+@tool(ttl=3.0, timeout=12.0, example={"sample_seconds": 1.0})
+def disk_io(
+    ctx: ToolContext,
+    sample_seconds: Annotated[float, Range(0.2, 5.0), Doc("sampling interval")] = 1.0,
+) -> dict:
+    """Per-disk read/write rates, operations per second and busy % over a short interval, busiest first.
+    Use when the machine feels slow but CPU is idle (I/O wait). Not for which files are large."""
+    try:
+        before = psutil.disk_io_counters(perdisk=True) or {}
+    except (OSError, RuntimeError):
+        before = {}
+    if not before:
+        return result(EMPTY, {"disks": []}, "this machine exposes no disk I/O counters")
+    cpu_before = psutil.cpu_times()
+    started = time.monotonic()
+    time.sleep(sample_seconds)
+    after = psutil.disk_io_counters(perdisk=True) or {}
+    elapsed = max(time.monotonic() - started, 1e-3)
+    rows = []
+    for name, now in after.items():
+        was = before.get(name)
+        if was is None or name.startswith(("loop", "ram", "zram")):
+            continue
+        read_b = max(0, now.read_bytes - was.read_bytes) / elapsed
+        write_b = max(0, now.write_bytes - was.write_bytes) / elapsed
+        ops = max(0, now.read_count + now.write_count - was.read_count - was.write_count) / elapsed
+        busy_ms = getattr(now, "busy_time", 0) - getattr(was, "busy_time", 0)
+        rows.append({
+            "disk": name, "read": units.rate(read_b), "write": units.rate(write_b),
+            "ops_per_second": round(ops, 1), "busy_percent": units.pct(busy_ms / 10.0 / elapsed),
+            "_key": read_b + write_b,
+        })
+    rows.sort(key=lambda r: (r["busy_percent"], r["_key"]), reverse=True)
+    for r in rows:
+        del r["_key"]
+    cpu_after = psutil.cpu_times()
+    spent = sum(cpu_after) - sum(cpu_before)
+    iowait = getattr(cpu_after, "iowait", 0.0) - getattr(cpu_before, "iowait", 0.0)
+    return ok({"sample_seconds": round(elapsed, 2), "disks": rows,
+               "cpu_iowait_percent": units.pct(iowait, spent) if spent > 0 else 0.0})

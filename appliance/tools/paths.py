@@ -1,0 +1,275 @@
+"""The one path policy every tool that touches a path goes through.
+
+Two kinds of access, because they leak different things:
+- `read` (file contents: read_file, read_log) is confined to the read roots: logs, system
+  configuration, /proc and /sys, temporary directories, plus any `--allow-path`.
+- `list` (names, sizes, times: list_dir, dir_sizes, largest_files) may look anywhere on the machine,
+  since "what is filling my disk?" needs the whole tree; contents are never read this way.
+A deny-list of secret places wins over every allow for both kinds, and is checked on the path as
+written AND on the path after resolving symlinks and `..`, so neither a symlink named `notes` that
+points into `~/.ssh` nor a `~/.ssh` that is itself a symlink elsewhere gets through.
+
+Opening re-checks what was decided: `O_NOFOLLOW`, then `fstat` must show the same regular file
+(device and inode) and /proc/self/fd must name the same path, so a swap between check and open is
+refused rather than followed. Reads use `O_NOATIME` where permitted, so looking leaves no trace.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal, Sequence
+
+from appliance.tools.base import DENIED, ToolResult, fail
+
+Purpose = Literal["read", "list"]
+
+DEFAULT_READ_ROOTS = (
+    "/var/log", "/run/log", "/etc", "/proc", "/sys", "/tmp", "/var/tmp",
+    "/usr/lib/systemd", "/lib/systemd", "/usr/lib/os-release", "/boot",
+)
+DEFAULT_LIST_ROOTS = ("/",)
+
+# Directory names that hold credentials, wherever they appear (any user's home, /root, /etc/skel).
+DENY_DIR_NAMES = frozenset({
+    ".ssh", ".gnupg", ".aws", ".kube", ".azure", ".password-store", ".mozilla", ".thunderbird",
+    ".docker", "keyrings", "kwalletd", ".vault", ".terraform.d",
+})
+# Consecutive directory names (a/b) that hold credentials or browser profiles.
+DENY_DIR_PAIRS = frozenset({
+    (".config", "gcloud"), (".config", "google-chrome"), (".config", "chromium"),
+    (".config", "BraveSoftware"), (".config", "microsoft-edge"), (".config", "vivaldi"),
+    (".config", "opera"), (".config", "gh"), (".config", "hub"), (".local", "keyrings"),
+    ("snap", "firefox"), ("snap", "chromium"),
+})
+# File names (globs, matched case-insensitively) that are keys or credential stores.
+DENY_FILE_GLOBS = (
+    ".netrc", "_netrc", ".pgpass", ".git-credentials", ".env", ".env.*", "*.env", ".my.cnf", ".pypirc",
+    ".npmrc", ".vault-token", ".boto", ".s3cfg", ".dockercfg", ".htpasswd", "*.pem", "*.key", "*.p12",
+    "*.pfx", "*.jks", "*.keystore", "*.kdbx", "*.keyring", "*.gpg", "*.asc", "*.ppk", "id_*",
+    "*_rsa", "*_dsa", "*_ecdsa", "*_ed25519", "ssh_host_*_key", "*.keytab", "credentials",
+    "credentials.json", "secrets.*", "*.secret", "wallet.dat", ".*_history", ".history", "shadow",
+    "shadow-", "gshadow", "gshadow-", "opasswd", "sudoers", "sudoers.*", "master.key",
+)
+DENY_FILE_ALLOW = ("*.pub",)  # public halves of id_* keys are fine
+# Whole paths (and everything under them).
+DENY_PATHS = (
+    "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd",
+    "/etc/ssl/private", "/etc/krb5.keytab", "/proc/kcore", "/proc/kmsg", "/proc/kmem", "/proc/kpagecount",
+    "/proc/kpageflags", "/proc/kpagecgroup", "/proc/sysrq-trigger", "/sys/kernel/debug",
+    "/sys/kernel/security", "/sys/firmware/efi/efivars", "/var/lib/sss/secrets", "/root/.ssh",
+    "/var/lib/polkit-1", "/etc/NetworkManager/system-connections", "/etc/wpa_supplicant",
+)
+# Per-process files that expose memory or the environment (secrets live in environments).
+_PROC_SECRET = re.compile(
+    r"^/proc/(?:\d+|self|thread-self)(?:/task/\d+)?/(?:mem|environ|pagemap|auxv|syscall|stack|"
+    r"personality|clear_refs|map_files(?:/.*)?|fd/.*|fdinfo/.*|cwd(?:/.*)?|root(?:/.*)?)$"
+)
+
+
+class PathDenied(Exception):
+    """The policy refused a path. `str(exc)` says why, in a sentence meant for the model."""
+
+    def as_result(self) -> ToolResult:
+        return fail(str(self), DENIED)
+
+
+def _components(path: Path) -> tuple[str, ...]:
+    return path.parts[1:]  # drop the leading "/"
+
+
+def secret_reason(path: Path) -> str | None:
+    """Why `path` (absolute, normalised) is a secret place, or None when it is not."""
+    text = str(path)
+    for denied in DENY_PATHS:
+        if text == denied or text.startswith(denied + "/"):
+            return f"{denied} holds secrets"
+    if _PROC_SECRET.match(text):
+        return "per-process memory, environment and descriptors can hold secrets"
+    parts = _components(path)
+    for index, name in enumerate(parts):
+        is_last = index == len(parts) - 1
+        if name in DENY_DIR_NAMES:
+            return f"{name} holds credentials"
+        if index and (parts[index - 1], name) in DENY_DIR_PAIRS:
+            return f"{parts[index - 1]}/{name} holds credentials or browser data"
+        if is_last:
+            lowered = name.lower()
+            if any(fnmatch.fnmatchcase(lowered, g) for g in DENY_FILE_GLOBS) and not any(
+                fnmatch.fnmatchcase(lowered, g) for g in DENY_FILE_ALLOW
+            ):
+                return f"{name} looks like a key or credentials file"
+    return None
+
+
+@dataclass(frozen=True)
+class PathPolicy:
+    """Which paths the tools may read or list. Build with `PathPolicy.default()` or directly."""
+
+    read_roots: tuple[Path, ...]
+    list_roots: tuple[Path, ...] = (Path("/"),)
+    home: Path = field(default_factory=Path.home)
+
+    @classmethod
+    def default(cls, extra_roots: Sequence[str | os.PathLike] = ()) -> "PathPolicy":
+        """Logs, configuration, /proc, /sys and temp dirs readable; names and sizes anywhere;
+        `extra_roots` (from --allow-path) readable too."""
+        home = Path.home()
+        extras = tuple(_root(r, home) for r in extra_roots)
+        reads = tuple(_root(r, home) for r in DEFAULT_READ_ROOTS if os.path.lexists(r)) + extras
+        lists = tuple(_root(r, home) for r in DEFAULT_LIST_ROOTS) + extras
+        return cls(read_roots=_unique(reads), list_roots=_unique(lists), home=home)
+
+    @classmethod
+    def confined(cls, roots: Iterable[str | os.PathLike]) -> "PathPolicy":
+        """Only `roots`, for reading and listing (tests, or a locked-down deployment)."""
+        home = Path.home()
+        resolved = _unique(tuple(_root(r, home) for r in roots))
+        return cls(read_roots=resolved, list_roots=resolved, home=home)
+
+    def describe(self) -> dict:
+        return {
+            "readable": [str(r) for r in self.read_roots],
+            "listable": [str(r) for r in self.list_roots],
+        }
+
+    # -- deciding ---------------------------------------------------------------------------------
+
+    def resolve(self, path: str, purpose: Purpose = "read") -> Path:
+        """The real absolute path, if the policy allows `purpose` on it; else raise PathDenied."""
+        if not isinstance(path, str) or not path.strip():
+            raise PathDenied("no path given")
+        if "\x00" in path:
+            raise PathDenied("the path contains a NUL byte")
+        if len(path) > 4096:
+            raise PathDenied("the path is longer than 4096 characters")
+        expanded = os.path.expanduser(path.strip()) if path.strip().startswith("~") else path.strip()
+        if not os.path.isabs(expanded):
+            raise PathDenied(f"{path!r} is not absolute; give a full path starting with / or ~")
+        lexical = Path(os.path.normpath(expanded))
+        reason = secret_reason(lexical)
+        if reason is None:
+            real = Path(os.path.realpath(lexical))
+            reason = secret_reason(real)
+        if reason is not None:
+            raise PathDenied(f"{path} is off limits: {reason}")
+        roots = self.read_roots if purpose == "read" else self.list_roots
+        if not any(real == root or real.is_relative_to(root) for root in roots):
+            where = ", ".join(str(r) for r in roots) or "nothing"
+            shown = f"{path} (really {real})" if str(real) != str(lexical) else path
+            raise PathDenied(f"{shown} is outside the allowed places ({where}); the user can add it with --allow-path")
+        return real
+
+    def explain(self, path: str, purpose: Purpose = "read") -> str | None:
+        """None when allowed, else the reason it is denied."""
+        try:
+            self.resolve(path, purpose)
+        except PathDenied as exc:
+            return str(exc)
+        return None
+
+    def is_secret(self, path: Path) -> bool:
+        """For walkers: True when an entry found while listing must be skipped."""
+        return secret_reason(path) is not None
+
+    # -- opening ----------------------------------------------------------------------------------
+
+    def open_file(self, path: str) -> tuple[int, Path, os.stat_result]:
+        """Open an allowed regular file for reading; returns (fd, real path, fstat). The caller closes fd."""
+        real = self.resolve(path, "read")
+        try:
+            before = os.stat(real)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{path} does not exist") from None
+        _refuse_special(path, before.st_mode)
+        if stat.S_ISDIR(before.st_mode):
+            raise IsADirectoryError(f"{path} is a directory; use list_dir")
+        fd = _open_noatime(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            after = os.fstat(fd)
+            if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+                raise PathDenied(f"{path} changed while it was being checked; refusing to read it")
+            _check_fd_path(fd, real, path)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, real, after
+
+    def open_dir(self, path: str, purpose: Purpose = "list") -> tuple[int, Path]:
+        """Open an allowed directory (O_DIRECTORY|O_NOFOLLOW); returns (fd, real path)."""
+        real = self.resolve(path, purpose)
+        try:
+            fd = _open_noatime(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{path} does not exist") from None
+        except NotADirectoryError:
+            raise NotADirectoryError(f"{path} is not a directory") from None
+        try:
+            _check_fd_path(fd, real, path)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, real
+
+
+def read_capped(fd: int, limit: int) -> bytes:
+    """Up to `limit` bytes from the start of an open file (works for /proc files of size 0)."""
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _refuse_special(path: str, mode: int) -> None:
+    if stat.S_ISFIFO(mode):
+        raise PathDenied(f"{path} is a FIFO (named pipe); reading it could block or consume data")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise PathDenied(f"{path} is a device; devices are never read")
+    if stat.S_ISSOCK(mode):
+        raise PathDenied(f"{path} is a socket, not a file")
+
+
+def _open_noatime(path: Path, flags: int) -> int:
+    """Open without updating the access time when the kernel lets us (owner or root)."""
+    noatime = getattr(os, "O_NOATIME", 0)
+    if noatime:
+        try:
+            return os.open(path, flags | noatime)
+        except PermissionError:
+            pass
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EINVAL):
+                raise
+    return os.open(path, flags)
+
+
+def _check_fd_path(fd: int, real: Path, shown: str) -> None:
+    try:
+        opened = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return  # no /proc: the dev/inode check above is what we have
+    if opened != str(real):
+        raise PathDenied(f"{shown} changed while it was being checked; refusing it")
+
+
+def _root(value: str | os.PathLike, home: Path) -> Path:
+    text = os.fspath(value)
+    if "\x00" in text:
+        raise ValueError("a root path contains a NUL byte")
+    if text.startswith("~"):
+        text = str(home) + text[1:]
+    return Path(os.path.realpath(os.path.abspath(text)))
+
+
+def _unique(paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    return tuple(dict.fromkeys(paths))

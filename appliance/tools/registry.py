@@ -1,0 +1,61 @@
+"""All the tools, bound to one context, as the Registry the engine and `appliance tools` use.
+
+Every tool is wrapped once here, so no tool can forget: a path denial becomes a `denied` result
+that says why, a missing or unreadable file becomes a one-line `error`, and the whole result
+passes through the redactor before anyone sees it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Callable, Sequence
+
+from appliance.tools import disks, files, memory, processes, system
+from appliance.tools.base import ERROR, Registry, ToolResult, bind, fail
+from appliance.tools.context import ToolContext
+from appliance.tools.paths import PathDenied, PathPolicy
+from appliance.tools.redact import redact_value
+
+__all__ = ["ToolContext", "build_registry", "default_registry", "TOOL_FUNCTIONS"]
+
+# The order of the prompt and the grammar: the overview first, then by subject.
+TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
+    system.system_overview,
+    processes.top_processes,
+    processes.process_details,
+    memory.memory_report,
+    disks.disk_usage,
+    disks.disk_io,
+    files.read_file,
+    files.list_dir,
+)
+
+
+def guarded(func: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
+    """Turn policy denials and file errors into results, and redact whatever comes out."""
+
+    @functools.wraps(func)
+    def call(**kwargs: Any) -> ToolResult:
+        try:
+            outcome = func(**kwargs)
+        except PathDenied as exc:
+            outcome = exc.as_result()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+            outcome = fail(str(exc) if not exc.filename else f"{exc.filename}: {exc.strerror}", ERROR)
+        except PermissionError as exc:
+            where = exc.filename or kwargs.get("path") or "it"
+            outcome = fail(f"permission denied reading {where} (the appliance is not running as root)", ERROR)
+        return redact_value(outcome)
+
+    return call
+
+
+def build_registry(context: ToolContext) -> Registry:
+    """Every tool, bound to `context`, guarded and redacted."""
+    return Registry(bind(func, wrap=guarded, ctx=context) for func in TOOL_FUNCTIONS)
+
+
+def default_registry(extra_roots: Sequence[str | os.PathLike] = ()) -> Registry:
+    """The registry with the default path policy plus `extra_roots`, for this process."""
+    return build_registry(ToolContext(policy=PathPolicy.default(extra_roots)))
