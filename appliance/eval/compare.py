@@ -1,0 +1,81 @@
+"""What changed between two evaluations: per scenario, success rate and metric deltas (B minus A).
+
+The point of an evaluation is to be re-run after every change of prompt, tool or model; this is
+the view that says whether the change helped, and where it hurt.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from appliance.eval.metrics import markdown_table, summarise_by_scenario
+
+# (summary key, heading, format of the delta)
+DELTA_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("steps", "Δsteps", "{:+.1f}"),
+    ("invalid_actions", "Δinvalid", "{:+.1f}"),
+    ("repeated_actions", "Δrepeat", "{:+.1f}"),
+    ("prompt_tokens", "Δprompt", "{:+.0f}"),
+    ("completion_tokens", "Δcompl", "{:+.0f}"),
+    ("seconds", "Δsec", "{:+.1f}"),
+    ("tokens_per_second", "Δtok/s", "{:+.1f}"),
+    ("canary_leaks", "Δleaks", "{:+.0f}"),
+)
+
+
+def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """a, b: eval records as `records.load_eval` returns them. Scenarios in either are listed;
+    one missing from a side has None for that side."""
+    table_a = summarise_by_scenario(a["cases"])
+    table_b = summarise_by_scenario(b["cases"])
+    names = [n for n in table_a if n != "overall"] + [n for n in table_b if n not in table_a and n != "overall"]
+    rows = {}
+    for name in [*names, "overall"]:
+        sa, sb = table_a.get(name), table_b.get(name)
+        row: dict[str, Any] = {
+            "success_a": sa["success_rate"] if sa else None,
+            "success_b": sb["success_rate"] if sb else None,
+        }
+        for key, _, _ in DELTA_COLUMNS:
+            row[key] = (sb[key] - sa[key]) if sa and sb else None
+        row["changed"] = _changed_verdicts(a["cases"], b["cases"], name) if name != "overall" else []
+        rows[name] = row
+    return {
+        "a": {k: a[k] for k in ("id", "model", "suite", "repeat", "started_at")},
+        "b": {k: b[k] for k in ("id", "model", "suite", "repeat", "started_at")},
+        "scenarios": rows,
+    }
+
+
+def _changed_verdicts(cases_a: Sequence[Mapping], cases_b: Sequence[Mapping], scenario: str) -> list[str]:
+    """Failure reasons that appear on one side only (what got fixed, what broke)."""
+    reasons_a = {c["reason"] for c in cases_a if c["scenario"] == scenario and not c["success"]}
+    reasons_b = {c["reason"] for c in cases_b if c["scenario"] == scenario and not c["success"]}
+    return [f"fixed: {r}" for r in sorted(reasons_a - reasons_b)] + [f"new: {r}" for r in sorted(reasons_b - reasons_a)]
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def format_comparison(diff: Mapping[str, Any]) -> str:
+    a, b = diff["a"], diff["b"]
+    lines = [
+        f"A: eval {a['id']} · {a['model']} · {a['suite']} · K={a['repeat']} · {a['started_at']}",
+        f"B: eval {b['id']} · {b['model']} · {b['suite']} · K={b['repeat']} · {b['started_at']}",
+    ]
+    headings = ["scenario", "success A→B", *(h for _, h, _ in DELTA_COLUMNS)]
+    rows = []
+    for name, row in diff["scenarios"].items():
+        moved = _rate(row["success_a"]) + " → " + _rate(row["success_b"])
+        if row["success_a"] is not None and row["success_b"] is not None and row["success_a"] != row["success_b"]:
+            moved += " ▲" if row["success_b"] > row["success_a"] else " ▼"
+        cells = [name, moved]
+        cells += ["—" if row[key] is None else fmt.format(row[key]) for key, _, fmt in DELTA_COLUMNS]
+        rows.append(cells)
+    lines.append(markdown_table(headings, rows))
+    notes = [(name, note) for name, row in diff["scenarios"].items() for note in row["changed"]]
+    if notes:
+        lines.append("")
+        lines.extend(f"{name}: {note}" for name, note in notes)
+    return "\n".join(lines)

@@ -1,0 +1,173 @@
+"""What a run cost and how it behaved, from its events; and the per-scenario / overall summaries.
+
+Kept apart from the runner so the same numbers come out of a live run, of the database (`eval
+compare`) and of tests with a scripted model.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from appliance.agent import events as ev
+
+# Observation statuses the engine uses for a step that did no useful work.
+INVALID_STATUSES = ("invalid",)
+REPEAT_STATUSES = ("repeat",)
+PARSE_MARKERS = ("parse", "not valid json", "json")
+
+
+@dataclass
+class RunTally:
+    """Accumulates one run's events into metrics (feed every event to `add`)."""
+
+    run_id: str | None = None
+    status: str = ""
+    answer: str = ""
+    result: Mapping[str, Any] = field(default_factory=dict)
+    error: str = ""
+    steps: int = 0
+    invalid_actions: int = 0
+    repeated_actions: int = 0
+    parse_failures: int = 0
+    reflections: int = 0
+    answer_rejections: int = 0
+    forced_answer: bool = False
+    prompt_tokens: int = 0
+    prompt_tokens_reused: int = 0
+    completion_tokens: int = 0
+    step_completion_tokens: int = 0
+    generation_ms: float = 0.0
+    seconds: float = 0.0
+    actions: list[str] = field(default_factory=list)
+    ended: bool = False
+
+    def add(self, event: object) -> None:
+        if isinstance(event, ev.RunStarted):
+            self.run_id = event.run_id
+        elif isinstance(event, ev.StepRecorded):
+            self.actions.append(event.action)
+            status = (event.observation_status or "").lower()
+            if status in INVALID_STATUSES:
+                self.invalid_actions += 1
+                if _is_parse_failure(event):
+                    self.parse_failures += 1
+            elif status in REPEAT_STATUSES:
+                self.repeated_actions += 1
+            self.step_completion_tokens += event.stats.completion_tokens
+            self.generation_ms += event.stats.generation_ms
+        elif isinstance(event, ev.Reflected):
+            self.reflections += 1
+        elif isinstance(event, ev.AnswerRejected):
+            self.answer_rejections += 1
+        elif isinstance(event, ev.FinalAnswer):
+            self.forced_answer = event.forced
+            self.answer, self.result = event.answer, dict(event.result or {})
+        elif isinstance(event, ev.RunEnded):
+            self.ended = True
+            self.run_id = self.run_id or event.run_id
+            self.status, self.error = event.status, event.error
+            self.answer = event.answer or self.answer
+            self.result = dict(event.result or self.result or {})
+            self.steps = event.steps
+            self.prompt_tokens = event.prompt_tokens
+            self.prompt_tokens_reused = event.prompt_tokens_reused
+            self.completion_tokens = event.completion_tokens
+            self.seconds = event.seconds
+
+    @property
+    def tokens_per_second(self) -> float:
+        seconds = self.generation_ms / 1000.0
+        return self.step_completion_tokens / seconds if seconds > 0 else 0.0
+
+    def metrics(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "steps": self.steps,
+            "invalid_actions": self.invalid_actions,
+            "repeated_actions": self.repeated_actions,
+            "parse_failures": self.parse_failures,
+            "reflections": self.reflections,
+            "answer_rejections": self.answer_rejections,
+            "forced_answer": self.forced_answer,
+            "prompt_tokens": self.prompt_tokens,
+            "prompt_tokens_reused": self.prompt_tokens_reused,
+            "completion_tokens": self.completion_tokens,
+            "seconds": round(self.seconds, 2),
+            "tokens_per_second": round(self.tokens_per_second, 1),
+            "actions": list(self.actions),
+        }
+
+
+def _is_parse_failure(event: ev.StepRecorded) -> bool:
+    if event.action:
+        return False
+    text = f"{event.evaluation} {event.observation}".lower()
+    return any(marker in text for marker in PARSE_MARKERS)
+
+
+# Columns of the table: (key in a summary, heading, format).
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("success_rate", "success", "{:.0%}"),
+    ("steps", "steps", "{:.1f}"),
+    ("invalid_actions", "invalid", "{:.1f}"),
+    ("repeated_actions", "repeat", "{:.1f}"),
+    ("parse_failures", "parse", "{:.1f}"),
+    ("reflections", "reflect", "{:.1f}"),
+    ("prompt_tokens", "prompt", "{:.0f}"),
+    ("prompt_tokens_reused", "reused", "{:.0f}"),
+    ("completion_tokens", "compl", "{:.0f}"),
+    ("seconds", "sec", "{:.1f}"),
+    ("tokens_per_second", "tok/s", "{:.1f}"),
+    ("canary_leaks", "leaks", "{:.0f}"),
+)
+MEAN_KEYS = (
+    "steps", "invalid_actions", "repeated_actions", "parse_failures", "reflections", "prompt_tokens",
+    "prompt_tokens_reused", "completion_tokens", "seconds", "tokens_per_second",
+)
+
+
+def summarise(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Mean metrics and success rate over cases (each: success, metrics{...}); leaks are a total."""
+    count = len(cases)
+    out: dict[str, Any] = {"cases": count, "successes": sum(1 for c in cases if c["success"])}
+    out["success_rate"] = out["successes"] / count if count else 0.0
+    for key in MEAN_KEYS:
+        values = [float(c["metrics"].get(key) or 0) for c in cases]
+        out[key] = sum(values) / count if count else 0.0
+    out["canary_leaks"] = sum(int(c["metrics"].get("canary_leaks") or 0) for c in cases)
+    return out
+
+
+def summarise_by_scenario(cases: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """scenario -> summary, in the order scenarios first appear; plus 'overall'."""
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    everything = []
+    for case in cases:
+        groups[case["scenario"]].append(case)
+        everything.append(case)
+    table = {name: summarise(group) for name, group in groups.items()}
+    table["overall"] = summarise(everything)
+    return table
+
+
+def markdown_table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Aligned Markdown pipe table: readable in a terminal, pastes into docs as is."""
+    widths = [max(len(str(r[i])) for r in [headings, *rows]) for i in range(len(headings))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
+    return "\n".join([line(headings), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+
+
+def format_table(by_scenario: Mapping[str, Mapping[str, Any]], *, title: str = "") -> str:
+    headings = ["scenario", *(h for _, h, _ in COLUMNS)]
+    rows = [
+        [name, *(fmt.format(summary.get(key, 0) or 0) for key, _, fmt in COLUMNS)]
+        for name, summary in by_scenario.items()
+        if isinstance(summary, Mapping)
+    ]
+    table = markdown_table(headings, rows)
+    return f"{title}\n{table}" if title else table

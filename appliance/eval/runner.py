@@ -1,0 +1,231 @@
+"""Running scenarios through the engine, headless, and recording what happened.
+
+Each case: plant the fault, build the tool registry with the sandbox allowed, run the engine with
+nobody to ask (`ask=None`), record every event through the store (so each eval case links to a
+real run and its steps), look for canaries in the answer and the database, score, tear down.
+A failing case (even an engine crash) is a recorded failure, not the end of the evaluation; an
+interrupt (Ctrl-C, SIGTERM) tears the current sandbox down, marks the eval as interrupted and
+stops.
+
+The engine, tools and store are imported lazily: this module is importable (and its pieces
+testable) before they exist, and the CLI's `--help` never loads llama.cpp.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from appliance import __version__
+from appliance.eval import records
+from appliance.eval.metrics import RunTally, format_table, summarise_by_scenario
+from appliance.eval.sandbox import raise_on_termination, sweep_stale
+from appliance.eval.scenarios import Fault, Scenario
+from appliance.eval.scoring import Outcome, dump_result
+
+RegistryFactory = Callable[[Fault], Any]  # Fault -> appliance.tools.base.Registry
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    scenario: str
+    category: str
+    repeat_index: int
+    run_id: str | None
+    success: bool
+    reason: str
+    answer: str
+    metrics: Mapping[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "category": self.category,
+            "repeat_index": self.repeat_index,
+            "run_id": self.run_id,
+            "success": self.success,
+            "reason": self.reason,
+            "answer": self.answer,
+            "metrics": dict(self.metrics),
+        }
+
+
+@dataclass
+class EvalReport:
+    eval_id: int | None
+    model: str
+    suite: str
+    repeat: int
+    cases: list[CaseResult] = field(default_factory=list)
+    interrupted: bool = False
+
+    def by_scenario(self) -> dict[str, dict[str, Any]]:
+        return summarise_by_scenario(c.as_dict() for c in self.cases)
+
+    def table(self) -> str:
+        title = f"eval {self.eval_id} · model {self.model} · suite {self.suite} · K={self.repeat}"
+        if self.interrupted:
+            title += " · INTERRUPTED"
+        return format_table(self.by_scenario(), title=title)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "eval_id": self.eval_id,
+            "model": self.model,
+            "suite": self.suite,
+            "repeat": self.repeat,
+            "interrupted": self.interrupted,
+            "by_scenario": self.by_scenario(),
+            "cases": [c.as_dict() for c in self.cases],
+        }
+
+
+def default_registry(fault: Fault) -> Any:
+    """The real tools, with the sandbox added to the readable paths."""
+    from appliance.tools.paths import PathPolicy
+    from appliance.tools.registry import ToolContext, build_registry
+
+    return build_registry(ToolContext(policy=PathPolicy.default(extra_roots=fault.roots)))
+
+
+def _engine(model: Any, registry: Any, settings: Any) -> Any:
+    from appliance.agent.engine import Engine
+
+    return Engine(model, registry, settings)
+
+
+def run_case(
+    model: Any,
+    scenario: Scenario,
+    repeat_index: int,
+    *,
+    settings: Any,
+    recorder: Any,
+    db_path: Path | None,
+    registry_factory: RegistryFactory = default_registry,
+    cancel: threading.Event | None = None,
+) -> CaseResult:
+    """Plant, ask, score, tear down (always). Only KeyboardInterrupt escapes."""
+    tally = RunTally()
+    crash = ""
+    started = time.monotonic()
+    with scenario.setup() as fault:
+        try:
+            engine = _engine(model, registry_factory(fault), settings)
+            for event in engine.run(fault.question, ask=None, cancel=cancel):
+                recorder.record(event)
+                tally.add(event)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # an engine or tool bug fails this case, not the evaluation
+            crash = f"{type(exc).__name__}: {exc}"
+        answer_text = f"{tally.answer}\n{dump_result(tally.result)}"
+        leaks = records.leaked_in_text(fault.canaries, answer_text)
+        if db_path is not None and fault.canaries:
+            leaks += [c for c in records.leaked_in_database(fault.canaries, db_path) if c not in leaks]
+        outcome = Outcome(
+            status=tally.status or ("error" if crash else ""),
+            answer=tally.answer,
+            result=tally.result,
+            error=crash or tally.error,
+            leaks=tuple(leaks),
+        )
+        verdict = fault.score(outcome)
+        truth = {k: v for k, v in fault.truth.items() if k != "injection"}
+    metrics = tally.metrics()
+    metrics.update(canary_leaks=len(leaks), truth=truth, error=outcome.error, answer=tally.answer[:400])
+    if not tally.ended:
+        metrics["seconds"] = round(time.monotonic() - started, 2)
+    reason = verdict.reason if not crash else f"{verdict.reason}; engine crashed: {crash}"
+    return CaseResult(
+        scenario=scenario.name,
+        category=scenario.category,
+        repeat_index=repeat_index,
+        run_id=tally.run_id,
+        success=verdict.success and not crash,
+        reason=reason,
+        answer=tally.answer,
+        metrics=metrics,
+    )
+
+
+def run_eval(
+    model: Any,
+    scenarios: Sequence[Scenario],
+    *,
+    suite: str,
+    repeat: int = 1,
+    settings: Any = None,
+    store: Any = None,
+    registry_factory: RegistryFactory = default_registry,
+    on_case: Callable[[int, int, CaseResult], None] | None = None,
+) -> EvalReport:
+    """Run every scenario `repeat` times; record each run and the eval rows beside them through
+    `store` (an `appliance.store.Store`); return the report. Without a store nothing is written."""
+    from appliance.store import SafeRecorder
+
+    if settings is None:
+        from appliance.agent.settings import EngineSettings
+
+        settings = EngineSettings()
+    if repeat < 1:
+        from appliance.errors import UsageError
+
+        raise UsageError("--repeat must be at least 1")
+    sweep_stale()
+    db_path = Path(store.path) if store is not None else None
+    model_name = getattr(getattr(model, "info", None), "name", "") or "unknown"
+    report = EvalReport(eval_id=None, model=model_name, suite=suite, repeat=repeat)
+    if store is not None:
+        report.eval_id = store.start_eval(
+            model=model_name, suite=suite, repeat=repeat, settings=_settings_dict(settings), version=__version__
+        )
+    total = len(scenarios) * repeat
+    try:
+        with raise_on_termination():
+            for repeat_index in range(repeat):
+                for scenario in scenarios:
+                    # A fresh recorder per case: one run that cannot be recorded (size cap) must
+                    # not silence the recording of the others.
+                    case = run_case(
+                        model, scenario, repeat_index, settings=settings, recorder=SafeRecorder(store),
+                        db_path=db_path, registry_factory=registry_factory,
+                    )
+                    report.cases.append(case)
+                    if store is not None:
+                        store.add_eval_case(
+                            report.eval_id, scenario=case.scenario, repeat_index=case.repeat_index,
+                            run_id=case.run_id, success=case.success, reason=case.reason, metrics=case.metrics,
+                        )
+                    if on_case is not None:
+                        on_case(len(report.cases), total, case)
+    except KeyboardInterrupt:
+        report.interrupted = True
+        raise
+    finally:
+        if store is not None and report.eval_id is not None:
+            summary: dict[str, Any] = dict(report.by_scenario())
+            summary["interrupted"] = report.interrupted
+            store.end_eval(report.eval_id, summary=summary)
+    return report
+
+
+def _settings_dict(settings: Any) -> dict[str, Any]:
+    as_dict = getattr(settings, "as_dict", None)
+    return as_dict() if callable(as_dict) else dict(vars(settings))
+
+
+def print_progress(done: int, total: int, case: CaseResult) -> None:
+    """One line per case on stderr, so a long evaluation shows it is alive."""
+    m = case.metrics
+    verdict = "ok  " if case.success else "FAIL"
+    print(
+        f"[{done}/{total}] {verdict} {case.scenario} #{case.repeat_index}: {m.get('steps', 0)} steps, "
+        f"{m.get('seconds', 0):.1f} s, {m.get('status', '')} — {case.reason}",
+        file=sys.stderr,
+        flush=True,
+    )
