@@ -175,7 +175,7 @@ def test_setup_plants_a_real_fault_and_teardown_removes_everything(name):
     with scenario.setup() as fault:
         root, bin_dir = fault.sandbox.root, fault.sandbox.bin_dir
         pids, names = list(fault.pids), list(fault.names)
-        assert root.is_dir() and fault.question.rstrip().endswith("?")
+        assert root.is_dir() and "?" in fault.question
         if "path" in fault.truth:  # the agent is told where to look
             assert str(root) in fault.question
         assert fault.roots == (root,)
