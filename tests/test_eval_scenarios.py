@@ -181,7 +181,8 @@ def test_setup_plants_a_real_fault_and_teardown_removes_everything(name):
         assert fault.roots == (root,)
         for pid, proc_name in zip(pids, names):
             assert psutil.Process(pid).name() == proc_name
-            assert os.getpgid(pid) == pid  # its own process group: killed as a group
+            assert os.getpgid(pid) in fault.sandbox.groups  # its own process group: killed as a group
+            assert pid not in {c.pid for c in psutil.Process().children(recursive=True)}  # not ours
         CHECKS[name](fault)
     assert_torn_down(pids, names, [root, bin_dir])
 
@@ -260,7 +261,7 @@ def test_sigkill_of_the_evaluator_kills_its_processes_and_sweep_removes_its_file
     proc, info = _start_evaluator("port_listener")
     proc.kill()
     proc.wait(timeout=20)
-    _wait_gone(info["pids"])  # the parent-death signal
+    _wait_gone(info["pids"])  # they watch the evaluator's PID
     assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in info["pids"])
     assert all(Path(p).exists() for p in info["paths"])  # nothing could remove them...
     removed = sweep_stale()
@@ -277,9 +278,9 @@ def test_sweep_leaves_live_owners_alone():
 
 def test_close_all_at_exit_closes_open_sandboxes():
     box = Sandbox()
-    process, _ = box.spawn("atexit-probe", "ready()\nimport time\ntime.sleep(60)\n")
+    pid, _ = box.spawn("atexit-probe", "ready()\nimport time\ntime.sleep(60)\n")
     sandbox_module.close_all()
-    assert_torn_down([process.pid], ["atexit-probe"], [box.root, box.bin_dir])
+    assert_torn_down([pid], ["atexit-probe"], [box.root, box.bin_dir])
 
 
 def test_suite_selection():

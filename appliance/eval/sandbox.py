@@ -4,8 +4,10 @@ Why so careful: an evaluation plants real faults (a CPU hog, 700 MB held in memo
 port, big files). Leaving one behind would itself be a fault on the person's machine. So:
 
 - every process starts in its own session (its own process group) and is killed as a group;
-- every process asks the kernel to kill it when its parent dies (PR_SET_PDEATHSIG), so even a
-  `kill -9` of the evaluator leaves no process behind, and it exits by itself after `max_seconds`;
+- every process is re-parented (its launcher forks and exits), so it is not a descendant of the
+  evaluator (the tools label the appliance's own tree as "this program"); it watches the
+  evaluator's PID and exits within a quarter second of its death, so even a `kill -9` of the
+  evaluator leaves no process behind, and it exits by itself after `max_seconds`;
 - processes get a distinctive name (the name of a symlink to the Python interpreter, so
   `/proc/PID/comm`, `ps` and psutil all show it) that tests look for after tear-down;
 - `Sandbox` is a context manager, every live sandbox is also closed at interpreter exit (atexit),
@@ -35,22 +37,30 @@ from typing import Iterator, Sequence
 PREFIX = "appliance-eval-"
 _STALE_NAME = re.compile(rf"^{re.escape(PREFIX)}(?:bin-)?(\d+)-")
 
-# Runs in every child before its own code: die with the parent, exit after a deadline, be nice.
+# Runs in every child before its own code. The launcher forks and exits, so the fault runs
+# re-parented (like a real daemon) and is never a descendant of the evaluator: the tools treat the
+# appliance's own process tree as "this program", and a fault must not look like part of it. The
+# fault watches the evaluator instead of relying on the parent-death signal (which a re-parented
+# process cannot use), exits after a deadline, and stays in the launcher's process group.
 _PREAMBLE = """\
-import ctypes, os, sys, threading, time
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = SIGKILL
-except Exception:
-    pass
-if os.getppid() != {parent}:
-    os._exit(0)  # the parent died before the line above took effect
-def _deadline():
-    time.sleep({max_seconds})
+import os, sys, threading, time
+if os.fork() > 0:
     os._exit(0)
-threading.Thread(target=_deadline, daemon=True).start()
+def _watch():
+    deadline = time.monotonic() + {max_seconds}
+    while time.monotonic() < deadline:
+        try:
+            os.kill({evaluator}, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:
+            pass
+        time.sleep(0.25)
+    os._exit(0)
+threading.Thread(target=_watch, daemon=True).start()
 os.nice({nice})
 def ready(*values):
-    sys.stdout.write(" ".join(["ready", *map(str, values)]) + "\\n")
+    sys.stdout.write(" ".join(["ready", str(os.getpid()), *map(str, values)]) + "\\n")
     sys.stdout.flush()
 """
 
@@ -79,7 +89,8 @@ class Sandbox:
         self.root = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{owner}-")).resolve()
         self.bin_dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}bin-{owner}-")).resolve()
         self.max_seconds = max_seconds
-        self.processes: list[subprocess.Popen] = []
+        self.groups: list[int] = []  # process group ids (one per spawn)
+        self.fault_pids: list[int] = []  # the fault processes themselves
         self.closed = False
         with _LIVE_LOCK:
             _LIVE.add(self)
@@ -118,9 +129,9 @@ class Sandbox:
         args: Sequence[str] = (),
         nice: int = 0,
         ready_timeout: float = 20.0,
-    ) -> tuple[subprocess.Popen, list[str]]:
+    ) -> tuple[int, list[str]]:
         """Start `code` (Python) as a process called `name` in a new session; wait until it calls
-        `ready(...)` and return the process and the values it reported (e.g. a port).
+        `ready(...)` and return its PID and the values it reported (e.g. a port).
 
         `name` becomes the process name (at most 15 characters, the kernel's limit for comm).
         """
@@ -129,29 +140,35 @@ class Sandbox:
         link = self.bin_dir / name
         if not link.exists():
             link.symlink_to(os.path.realpath(sys.executable))
-        script = _PREAMBLE.format(parent=os.getpid(), max_seconds=self.max_seconds, nice=nice) + code
-        process = subprocess.Popen(
+        script = _PREAMBLE.format(evaluator=os.getpid(), max_seconds=self.max_seconds, nice=nice) + code
+        launcher = subprocess.Popen(
             [str(link), "-", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             cwd=self.root,
-            start_new_session=True,
+            start_new_session=True,  # its own process group: pgid = launcher pid, kept by the fault
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1"},
         )
-        self.processes.append(process)
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(script.encode())
-        process.stdin.close()
-        values = self._wait_ready(process, name, ready_timeout)
-        return process, values
+        self.groups.append(launcher.pid)
+        assert launcher.stdin is not None and launcher.stdout is not None
+        try:
+            launcher.stdin.write(script.encode())
+            launcher.stdin.close()
+            values = self._wait_ready(launcher, name, ready_timeout)
+        finally:
+            launcher.stdout.close()
+            launcher.wait(timeout=ready_timeout)
+        pid = int(values[0])
+        self.fault_pids.append(pid)
+        return pid, values[1:]
 
     @staticmethod
-    def _wait_ready(process: subprocess.Popen, name: str, timeout: float) -> list[str]:
-        assert process.stdout is not None
+    def _wait_ready(launcher: subprocess.Popen, name: str, timeout: float) -> list[str]:
+        assert launcher.stdout is not None
         deadline = time.monotonic() + timeout
         line = b""
-        fd = process.stdout.fileno()
+        fd = launcher.stdout.fileno()
         while not line.endswith(b"\n"):
             left = deadline - time.monotonic()
             if left <= 0:
@@ -161,16 +178,15 @@ class Sandbox:
                 continue
             piece = os.read(fd, 4096)
             if not piece:
-                raise SandboxError(f"process {name} exited before it was ready (code {process.poll()})")
+                raise SandboxError(f"process {name} exited before it was ready")
             line += piece
-        process.stdout.close()
         words = line.decode().split()
-        if not words or words[0] != "ready":
+        if len(words) < 2 or words[0] != "ready":
             raise SandboxError(f"process {name} said {line!r} instead of ready")
         return words[1:]
 
     def pids(self) -> list[int]:
-        return [p.pid for p in self.processes]
+        return list(self.fault_pids)
 
     # -- tear-down ----------------------------------------------------------------------------
 
@@ -179,16 +195,10 @@ class Sandbox:
         if self.closed:
             return
         self.closed = True
-        for process in self.processes:
+        for group in self.groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-        for process in self.processes:
-            with contextlib.suppress(Exception):
-                process.wait(timeout=10)
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    with contextlib.suppress(Exception):
-                        stream.close()
+                os.killpg(group, signal.SIGKILL)
+        _wait_gone(self.fault_pids, timeout=10.0)
         shutil.rmtree(self.root, ignore_errors=True)
         shutil.rmtree(self.bin_dir, ignore_errors=True)
         with _LIVE_LOCK:
@@ -217,7 +227,7 @@ def raise_on_termination() -> Iterator[None]:
     """While inside, SIGTERM and SIGHUP raise KeyboardInterrupt, so `with`/`finally` tear-downs run.
 
     Only the main thread can install handlers; elsewhere this does nothing (atexit and the
-    children's parent-death signal still clean up).
+    faults' watch on the evaluator still clean up).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -234,6 +244,22 @@ def raise_on_termination() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a killed fault waits for init to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
+
+
+def _wait_gone(pids: Sequence[int], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while any(_running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -248,7 +274,7 @@ def sweep_stale(base: str | os.PathLike | None = None) -> list[Path]:
     """Remove sandbox directories whose owning evaluator no longer runs; return what was removed.
 
     Needed only after a `kill -9` of an evaluator (nothing else skips atexit); its processes are
-    already gone by then thanks to the parent-death signal.
+    already gone by then (they watch the evaluator's PID).
     """
     removed: list[Path] = []
     folder = Path(base or tempfile.gettempdir())

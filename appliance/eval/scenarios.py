@@ -122,8 +122,8 @@ def _spawn_cpu_hog(sandbox: Sandbox, name: str, args: Sequence[str] = ()) -> int
     # nice 19: the hog takes a whole core whenever the model is idle (when the tools measure) but
     # yields to the model while it generates, so the evaluation is not slowed down by its own fault.
     code = "ready()\nx = 0\nwhile True:\n    x = (x * 31 + 7) % 1000003\n"
-    process, _ = sandbox.spawn(name, code, args=args, nice=19)
-    return process.pid
+    pid, _ = sandbox.spawn(name, code, args=args, nice=19)
+    return pid
 
 
 # -- scenarios ----------------------------------------------------------------------------------
@@ -149,13 +149,13 @@ def plant_memory_hog(sandbox: Sandbox, size_mb: int = 700) -> Fault:
         "for i in range(0, len(data), 4096):\n    data[i] = 1\n"  # touch every page: real RSS
         "ready()" + _SLEEP_FOREVER
     )
-    process, _ = sandbox.spawn(name, code, args=["--cache-size", f"{size_mb}M"])
+    pid, _ = sandbox.spawn(name, code, args=["--cache-size", f"{size_mb}M"])
     return Fault(
         sandbox,
         "Memory is running low on this machine. Which process is using the most memory? "
         "Give its name and PID.",
-        {"pid": process.pid, "name": name, "rss_mb": size_mb},
-        [mentions("memory hog", [name, "cachehoard"], pid=process.pid)],
+        {"pid": pid, "name": name, "rss_mb": size_mb},
+        [mentions("memory hog", [name, "cachehoard"], pid=pid)],
         names=(name,),
     )
 
@@ -168,8 +168,8 @@ def _spawn_listener(sandbox: Sandbox, name: str) -> tuple[int, int]:
         "ready(s.getsockname()[1])\n"
         "while True:\n    conn, _ = s.accept()\n    conn.close()\n"
     )
-    process, values = sandbox.spawn(name, code, args=["--listen", "127.0.0.1"])
-    return process.pid, int(values[0])
+    pid, values = sandbox.spawn(name, code, args=["--listen", "127.0.0.1"])
+    return pid, int(values[0])
 
 
 def plant_port_listener(sandbox: Sandbox) -> Fault:
