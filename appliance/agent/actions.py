@@ -77,13 +77,27 @@ def ask_input_schema(settings: EngineSettings) -> dict:
     return _object({"question": _string(settings.question_max_chars)}, ["question"])
 
 
+SMALL_RANGE = 64
+
+
+def _bounded_integer(schema: dict) -> dict:
+    """An integer with a small range becomes an enum of its values, because llama-cpp-python's
+    schema converter ignores minimum/maximum; wider ranges are left to the registry's check."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if schema.get("type") == "integer" and "enum" not in schema and low is not None and high is not None:
+        if 0 <= high - low < SMALL_RANGE:
+            return dict(schema, enum=list(range(int(low), int(high) + 1)))
+    return schema
+
+
 def _tool_parameters(spec: ToolSpec) -> dict:
     """The tool's own argument schema, without the prose (descriptions go in the prompt, not the
     grammar: they add nothing to what can be generated)."""
 
     def strip(schema: Any) -> Any:
         if isinstance(schema, dict):
-            return {k: strip(v) for k, v in schema.items() if k not in ("description", "default", "title")}
+            out = {k: strip(v) for k, v in schema.items() if k not in ("description", "default", "title")}
+            return _bounded_integer(out)
         if isinstance(schema, list):
             return [strip(v) for v in schema]
         return schema
