@@ -1,0 +1,187 @@
+"""The real `ChatModel`: a GGUF model run in-process by llama.cpp.
+
+Each `generate` renders the whole conversation with the model's chat template, turns it into
+tokens, keeps every token the KV cache already holds (the transcript of the run grows at the end
+only, so each step evaluates just its new suffix), and decodes one JSON object under the grammar of
+the step's schema. The context is never reset between steps.
+
+The transcript is kept as tokens, not only as text: the tokens the model generated are reused as
+they are, even where tokenizing the same text afresh would split it differently. That is what
+keeps prompt evaluation per step down to the new observation and the chat-template glue.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Sequence
+
+from appliance.errors import ModelError
+from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnText, ShouldStop
+from appliance.llm.chat_template import ChatTemplate
+from appliance.llm.decoder import SamplingSettings, Session, TextStream, make_decoder
+from appliance.llm.grammar import compile_schema
+
+ThreadPolicy = Callable[[], "tuple[int, int]"]
+
+
+class Transcript:
+    """The text and tokens the context was built from, as aligned segments.
+
+    A new prompt whose text starts with some leading segments reuses their tokens as they are;
+    only the rest is tokenized.
+    """
+
+    def __init__(self) -> None:
+        self.segments: list[tuple[str, list[int]]] = []
+
+    def tokens_for(self, text: str, tokenize: Callable[[str, bool], list[int]]) -> list[int]:
+        tokens: list[int] = []
+        offset = 0
+        for segment_text, segment_tokens in self.segments:
+            if not segment_text or not text.startswith(segment_text, offset):
+                break
+            tokens.extend(segment_tokens)
+            offset += len(segment_text)
+        rest = text[offset:]
+        if rest:
+            tokens.extend(tokenize(rest, offset == 0))
+        return tokens
+
+    def reset_to(self, text: str, tokens: list[int]) -> None:
+        self.segments = [(text, list(tokens))]
+
+    def append(self, text: str, tokens: list[int]) -> None:
+        if tokens:
+            self.segments.append((text, list(tokens)))
+
+
+class LlamaChatModel:
+    """A `ChatModel` over a loaded `llama_cpp.Llama`.
+
+    decoder: 'fast' (appliance.llm.decoder.FastDecoder, the default) or 'builtin'
+    (llama-cpp-python's own grammar sampling, kept for comparison).
+    thread_policy: called before each generate; returns (n_threads, n_threads_batch).
+    sampling: top-k/top-p/min-p/repeat-penalty/seed; the temperature comes from each call.
+    """
+
+    def __init__(
+        self,
+        llama,
+        info: ModelInfo,
+        *,
+        decoder: str = "fast",
+        thread_policy: ThreadPolicy | None = None,
+        sampling: SamplingSettings | None = None,
+    ) -> None:
+        self.llama = llama
+        self.info = info
+        self.thread_policy = thread_policy
+        self.sampling = sampling or SamplingSettings()
+        self.template = ChatTemplate.from_llama(llama)
+        self._session = Session(llama)
+        self._decoder = make_decoder(decoder, self._session)
+        self.decoder_name = decoder
+        self._transcript = Transcript()
+        self._lock = threading.Lock()
+        self._add_bos = self._wants_bos()
+
+    @property
+    def context_length(self) -> int:
+        return int(self.llama.n_ctx())
+
+    # --- prompt ------------------------------------------------------------------------------
+    def render(self, messages: Sequence[Message]) -> str:
+        return self.template.render(messages, add_generation_prompt=True)
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return len(self._tokenize(self.render(messages), True))
+
+    def _wants_bos(self) -> bool:
+        import llama_cpp
+
+        vocab = llama_cpp.llama_model_get_vocab(self.llama.model)
+        return bool(llama_cpp.llama_vocab_get_add_bos(vocab))
+
+    def _tokenize(self, text: str, at_start: bool) -> list[int]:
+        add_bos = at_start and self._add_bos and not (
+            self.template.bos_token and text.startswith(self.template.bos_token)
+        )
+        return self.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
+
+    # --- threads -----------------------------------------------------------------------------
+    def _apply_threads(self) -> tuple[int, int]:
+        if self.thread_policy is not None:
+            n_threads, n_threads_batch = self.thread_policy()
+            n_threads, n_threads_batch = max(1, int(n_threads)), max(1, int(n_threads_batch))
+            import llama_cpp
+
+            llama_cpp.llama_set_n_threads(self.llama.ctx, n_threads, n_threads_batch)
+            return n_threads, n_threads_batch
+        params = self.llama.context_params
+        return int(params.n_threads), int(params.n_threads_batch)
+
+    # --- generation --------------------------------------------------------------------------
+    def generate(
+        self,
+        messages: Sequence[Message],
+        schema: dict,
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        on_text: OnText | None = None,
+        should_stop: ShouldStop | None = None,
+    ) -> Generation:
+        with self._lock:  # one context, one decode at a time
+            return self._generate(messages, schema, max_tokens, temperature, on_text, should_stop)
+
+    def _generate(self, messages, schema, max_tokens, temperature, on_text, should_stop) -> Generation:
+        grammar = compile_schema(schema) if schema else None
+        threads, threads_batch = self._apply_threads()
+        prompt_text = self.render(messages)
+        prompt_tokens = self._transcript.tokens_for(prompt_text, self._tokenize)
+        room = self.context_length - len(prompt_tokens)
+        if room <= 1:
+            raise ModelError(
+                f"the conversation needs {len(prompt_tokens)} tokens but the model's context holds "
+                f"{self.context_length}"
+            )
+        started = time.perf_counter()
+        reused, evaluated = self._session.prefill(prompt_tokens)
+        prompt_done = time.perf_counter()
+        self._transcript.reset_to(prompt_text, prompt_tokens)
+        settings = SamplingSettings(
+            temperature=temperature,
+            top_k=self.sampling.top_k,
+            top_p=self.sampling.top_p,
+            min_p=self.sampling.min_p,
+            repeat_penalty=self.sampling.repeat_penalty,
+            repeat_last_n=self.sampling.repeat_last_n,
+            seed=self.sampling.seed,
+        )
+        stream = TextStream(self._session, on_text)
+        result = self._decoder.decode(
+            grammar,
+            settings,
+            max_tokens=min(max_tokens, room - 1),
+            on_token=stream.push,
+            should_stop=should_stop,
+        )
+        text = stream.text()
+        finished = time.perf_counter()
+        self._transcript.append(text, result.tokens)
+        stats = GenerationStats(
+            prompt_tokens_evaluated=evaluated,
+            prompt_tokens_reused=reused,
+            completion_tokens=len(result.tokens),
+            forced_tokens=result.forced_tokens,
+            generation_ms=(finished - prompt_done) * 1000.0,
+            prompt_ms=(prompt_done - started) * 1000.0,
+            threads=threads,
+            threads_batch=threads_batch,
+        )
+        return Generation(text=text, finish_reason=result.finish_reason, stats=stats)
+
+    def close(self) -> None:
+        """Free the decoder's native buffers (the Llama itself belongs to the caller)."""
+        self._session.close()
