@@ -1,0 +1,523 @@
+"""The Textual app: ask a question, watch the agent's steps live, steer it, look back.
+
+Every dependency comes in through the constructor (model loader, engine factory, settings, the
+recorder and history source, the system sampler, the clock), so tests drive the real app with a
+scripted model and a temporary store. Slow work runs in thread workers that post past-tense
+messages (`appliance.tui.messages`); only the handlers below touch widgets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import queue
+import threading
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.timer import Timer
+from textual.widgets import Footer, Input
+
+from appliance.tui import messages as msg
+from appliance.tui.commands import ApplianceCommands
+from appliance.tui.export import MarkdownExporter
+from appliance.tui.history_source import HistorySource, MemoryHistory, RunReplay
+from appliance.tui.loading import ModelLoader, ModelNotOnDisk, Puller, one_line
+from appliance.tui.render import answer_markdown, status_words
+from appliance.tui.screens import AskUserScreen, HistoryScreen, ModelErrorScreen, ModelMissingScreen, ReplayScreen
+from appliance.tui.system_sampler import Sampler
+from appliance.tui.widgets import StatusBar, SystemPanel, Transcript
+
+EngineFactory = Callable[[Any, Any], Any]  # (ChatModel, EngineSettings) -> Engine
+RecorderFactory = Callable[[], Any]  # called in the run's thread; returns an object with record(event)
+
+WELCOME = (
+    "Ask about this machine below and press Enter — for example:\n"
+    "  why is my computer slow?   what is filling my disk?   is anything listening on port 22?\n\n"
+    "Esc cancels a run · Ctrl+R history · Ctrl+T system panel · Ctrl+P commands"
+)
+
+
+class ApplianceApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "appliance"
+    COMMANDS = App.COMMANDS | {ApplianceCommands}
+    BINDINGS = [
+        Binding("escape", "cancel_run", "Cancel"),
+        Binding("ctrl+c", "cancel_run", "Cancel", show=False, priority=True),
+        Binding("ctrl+r", "history", "History"),
+        Binding("ctrl+t", "toggle_system", "System"),
+        Binding("ctrl+s", "export_run", "Export", show=False),
+        Binding("ctrl+y", "copy_answer", "Copy", show=False),
+        Binding("ctrl+q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        *,
+        model_loader: ModelLoader,
+        engine_factory: EngineFactory,
+        settings: Any,
+        recorder_factory: RecorderFactory | None = None,
+        history: HistorySource | None = None,
+        model_spec: str | None = None,
+        model_choices: Callable[[], Iterable[tuple[str, str]]] | None = None,
+        puller: Puller | None = None,
+        sampler: Sampler | None = None,
+        sample_interval: float = 1.0,
+        exporter: Callable[[RunReplay], Path] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        show_system: bool = False,
+    ) -> None:
+        super().__init__()
+        self._model_loader = model_loader
+        self._engine_factory = engine_factory
+        self.settings = settings
+        memory = MemoryHistory()
+        self._recorder_factory = recorder_factory or (lambda: memory)
+        self.history = history if history is not None else memory
+        self.model_spec = model_spec
+        self._model_choices = model_choices or (lambda: ())
+        self._puller = puller
+        self._sampler = sampler
+        self._sample_interval = sample_interval
+        self._exporter = exporter or MarkdownExporter(Path.cwd())
+        self._clock = clock
+        self._show_system_at_start = show_system
+        self.model: Any = None
+        self.model_phase = "starting"  # loading, ready, missing, error
+        self.run_active = False
+        self.run_id: str | None = None
+        self.last_run_id: str | None = None
+        self.last_answer = ""
+        self._cancel: threading.Event | None = None
+        self._pending_question: str | None = None
+        self._run_started = 0.0
+        self._tick: Timer | None = None
+        self._sample_timer: Timer | None = None
+        self._ask_screen: AskUserScreen | None = None
+        self._final: Any = None
+        self.events_seen: list[Any] = []  # every engine event handled, in order (for tests and export)
+
+    # ----- layout -------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="body"):
+            yield Transcript(id="transcript")
+            yield SystemPanel(id="system")
+        yield Input(placeholder="Ask about this machine… (Enter)", id="question")
+        yield Footer()
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one("#status", StatusBar)
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one("#transcript", Transcript)
+
+    def on_mount(self) -> None:
+        self.status.change(max_steps=self.settings.max_steps, phase="starting")
+        self.query_one("#system", SystemPanel).display = False
+        self.transcript.show_message(WELCOME)
+        self.query_one("#question", Input).focus()
+        if self._show_system_at_start:
+            self.action_toggle_system()
+        self.load_model(self.model_spec)
+
+    # ----- model loading ------------------------------------------------------------------------
+    def model_choices(self) -> list[tuple[str, str]]:
+        return list(self._model_choices())
+
+    def load_model(self, spec: str | None) -> None:
+        """Show the screen at once and load the model in a thread, with a progress indicator."""
+        self.model = None
+        self.model_spec = spec
+        self.model_phase = "loading"
+        self.status.change(model=spec or "default model", phase="loading model")
+        self.transcript.show_message(f"Loading {spec or 'the default model'}…\n\n{WELCOME}", loading=True)
+        self.run_worker(partial(self._load_in_thread, spec), thread=True, exclusive=True, group="model", name="load-model")
+
+    def _load_in_thread(self, spec: str | None) -> None:
+        try:
+            model = self._model_loader(spec)
+        except ModelNotOnDisk as exc:
+            self.post_message(msg.ModelMissing(exc.name, exc.size, exc.detail, spec))
+        except Exception as exc:  # any failure is shown on screen, never a traceback
+            self.post_message(msg.ModelLoadFailed(one_line(exc), spec))
+        else:
+            self.post_message(msg.ModelLoaded(model, spec))
+
+    def on_model_loaded(self, message: msg.ModelLoaded) -> None:
+        self.model = message.model
+        self.model_phase = "ready"
+        name = getattr(getattr(message.model, "info", None), "name", "") or message.spec or "model"
+        self.status.change(model=name, phase="ready")
+        self.transcript.show_message(WELCOME)
+        if self._pending_question:
+            question, self._pending_question = self._pending_question, None
+            self.start_run(question)
+
+    def on_model_missing(self, message: msg.ModelMissing) -> None:
+        self.model_phase = "missing"
+        self.status.change(model=message.name, phase="no model")
+        self.transcript.show_message(f"Model {message.name} is missing. {message.detail}")
+        self.push_screen(ModelMissingScreen(message.name, message.size, message.detail, self._puller is not None))
+
+    def on_model_load_failed(self, message: msg.ModelLoadFailed) -> None:
+        self.model_phase = "error"
+        self.status.change(phase="model error")
+        self.transcript.show_message(f"Cannot load the model: {message.error}")
+        self.push_screen(ModelErrorScreen(message.error, message.spec))
+
+    def switch_model(self, spec: str) -> None:
+        if self.run_active:
+            self.notify("Wait for the run to end (or Esc to cancel it) before switching model.", severity="warning")
+            return
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.load_model(spec)
+
+    # ----- pulling a missing model --------------------------------------------------------------
+    def start_pull(self, name: str) -> None:
+        self.run_worker(partial(self._pull_in_thread, name), thread=True, exclusive=True, group="pull", name="pull-model")
+
+    def _pull_in_thread(self, name: str) -> None:
+        assert self._puller is not None
+        last = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.1 or done >= total:  # at most ten updates a second
+                last[0] = now
+                self.post_message(msg.PullProgressed(done, total))
+
+        try:
+            path = self._puller(name, progress)
+        except Exception as exc:
+            self.post_message(msg.PullFailed(one_line(exc)))
+        else:
+            self.post_message(msg.PullFinished(str(path)))
+
+    def on_pull_progressed(self, message: msg.PullProgressed) -> None:
+        if isinstance(self.screen, ModelMissingScreen):
+            self.screen.show_progress(message.done, message.total)
+
+    def on_pull_failed(self, message: msg.PullFailed) -> None:
+        if isinstance(self.screen, ModelMissingScreen):
+            self.screen.show_failure(message.error)
+        else:
+            self.notify(f"Pull failed: {message.error}", severity="error")
+
+    def on_pull_finished(self, message: msg.PullFinished) -> None:
+        self.notify(f"Model saved to {message.path}")
+        if isinstance(self.screen, ModelMissingScreen):
+            self.pop_screen()
+        self.load_model(self.model_spec)
+
+    # ----- runs ---------------------------------------------------------------------------------
+    @on(Input.Submitted, "#question")
+    def submit_question(self, event: Input.Submitted) -> None:
+        question = event.value.strip()
+        if not question:
+            return
+        if self.run_active:
+            self.notify("A run is in progress: Esc cancels it.", severity="warning")
+            return
+        event.input.value = ""
+        if self.model is None:
+            if self.model_phase == "loading":
+                self._pending_question = question
+                self.notify("The model is still loading; your question starts as soon as it is ready.")
+            else:
+                self.notify("No model is loaded: Ctrl+P → Switch model, or see the model screen.", severity="error")
+            return
+        self.start_run(question)
+
+    def start_run(self, question: str) -> None:
+        self.run_active = True
+        self._final = None
+        self._cancel = threading.Event()
+        self._run_started = self._clock()
+        self.transcript.begin(question)
+        self.status.change(
+            phase="running", step=0, max_steps=self.settings.max_steps, elapsed=0.0,
+            tokens_per_second=0.0, prompt_tokens=0, prompt_tokens_reused=0,
+        )
+        self._tick = self.set_interval(1.0, self._update_elapsed)
+        try:
+            engine = self._engine_factory(self.model, self.settings)
+        except Exception as exc:
+            self.post_message(msg.RunCrashed(one_line(exc)))
+            return
+        self.run_worker(
+            partial(self._run_in_thread, engine, question, self._cancel),
+            thread=True, exclusive=True, group="run", name="engine",
+        )
+
+    def _run_in_thread(self, engine: Any, question: str, cancel: threading.Event) -> None:
+        """The worker: iterate the engine, record each event, post it to the app."""
+        try:
+            recorder = self._recorder_factory()
+        except Exception as exc:  # the run still answers when the store cannot be opened
+            recorder = None
+            self.post_message(msg.BackgroundFailed("recording", one_line(exc)))
+        try:
+            for event in engine.run(question, ask=partial(self._ask_from_thread, cancel), cancel=cancel):
+                if recorder is not None:
+                    recorder.record(event)
+                self.post_message(msg.EngineEmitted(event))
+        except Exception as exc:
+            self.post_message(msg.RunCrashed(one_line(exc)))
+        finally:
+            failure = getattr(recorder, "failure", None)
+            if failure:
+                self.post_message(msg.BackgroundFailed("recording", str(failure)))
+            close = getattr(recorder, "close", None)
+            if callable(close) and recorder is not self.history:
+                try:
+                    close()
+                except Exception:
+                    pass
+
+    def _ask_from_thread(self, cancel: threading.Event, question: str) -> str | None:
+        """Called by the engine in the worker: show the prompt and wait for the reply (or cancel)."""
+        replies: "queue.Queue[str | None]" = queue.Queue()
+        self.post_message(msg.UserAsked(question, replies))
+        while not cancel.is_set():
+            try:
+                return replies.get(timeout=0.05)
+            except queue.Empty:
+                continue
+        return None
+
+    def on_user_asked(self, message: msg.UserAsked) -> None:
+        def reply(value: str | None) -> None:
+            self._ask_screen = None
+            message.replies.put(value)
+
+        self._ask_screen = AskUserScreen(message.question)
+        self.push_screen(self._ask_screen, callback=reply)
+
+    def on_engine_emitted(self, message: msg.EngineEmitted) -> None:
+        from appliance.agent import events as ev
+
+        event = message.event
+        self.events_seen.append(event)
+        transcript = self.transcript
+        if isinstance(event, ev.RunStarted):
+            self.run_id = event.run_id
+            self.status.change(model=event.model.name or self.status.state.model)
+        elif isinstance(event, ev.StepStarted):
+            transcript.card(event.step, event.max_steps)
+            self.status.change(step=event.step, max_steps=event.max_steps)
+        elif isinstance(event, ev.TextDelta):
+            transcript.card(event.step).add_delta(event.text, event.kind)
+        elif isinstance(event, ev.ThoughtMade):
+            transcript.card(event.step).set_thought(event.thought)
+        elif isinstance(event, ev.ActionChosen):
+            transcript.card(event.step).set_action(event.action, event.action_input)
+        elif isinstance(event, ev.ObservationMade):
+            transcript.card(event.step).add_observation(event.status, event.summary, event.text, event.cached)
+        elif isinstance(event, ev.Reflected):
+            transcript.card(event.step).add_reflection(event.should_continue, event.reason, event.next_plan, event.trigger)
+        elif isinstance(event, ev.AskedUser):
+            transcript.card(event.step).add_note(f"asked you: {event.question}", "ask")
+        elif isinstance(event, ev.UserReplied):
+            transcript.card(event.step).add_note(f"you replied: {event.reply if event.reply is not None else '(no reply)'}", "reply")
+        elif isinstance(event, ev.AnswerRejected):
+            transcript.card(event.step).add_note(f"answer rejected: {event.reason}", "rejected")
+        elif isinstance(event, ev.StepRecorded):
+            stats = event.stats
+            self.status.change(
+                tokens_per_second=stats.tokens_per_second,
+                prompt_tokens=stats.prompt_tokens_reused + stats.prompt_tokens_evaluated,
+                prompt_tokens_reused=stats.prompt_tokens_reused,
+                threads=stats.threads,
+                threads_batch=stats.threads_batch,
+            )
+        elif isinstance(event, ev.FinalAnswer):
+            self._final = event
+        elif isinstance(event, ev.RunEnded):
+            self._end_run(event)
+
+    def _end_run(self, ended: Any) -> None:
+        final = self._final
+        markdown = answer_markdown(
+            answer=ended.answer or (final.answer if final else ""),
+            evidence=tuple(final.evidence) if final else (),
+            result=ended.result or (final.result if final else {}),
+            status=ended.status,
+            error=ended.error,
+            forced=bool(final.forced) if final else False,
+        )
+        self.transcript.show_answer(markdown)
+        self.last_answer = ended.answer or (final.answer if final else "")
+        self.last_run_id = ended.run_id
+        self._finish_run(status_words(ended.status), elapsed=ended.seconds)
+
+    def on_run_crashed(self, message: msg.RunCrashed) -> None:
+        self.transcript.show_answer(answer_markdown(answer="", status="error", error=message.error))
+        self._finish_run("failed")
+
+    def _finish_run(self, phase: str, elapsed: float | None = None) -> None:
+        self.run_active = False
+        if self._tick is not None:
+            self._tick.stop()
+            self._tick = None
+        if elapsed is None:
+            elapsed = self._clock() - self._run_started
+        self.status.change(phase=phase, elapsed=elapsed)
+        if self._ask_screen is not None and self._ask_screen in self.screen_stack:
+            self._ask_screen.dismiss(None)
+        self.query_one("#question", Input).focus()
+
+    def _update_elapsed(self) -> None:
+        if self.run_active:
+            self.status.change(elapsed=self._clock() - self._run_started)
+
+    def action_cancel_run(self) -> None:
+        if self.run_active and self._cancel is not None:
+            self._cancel.set()
+            self.status.change(phase="cancelling")
+        elif len(self.screen_stack) > 1:
+            self.pop_screen()
+        else:
+            self.notify("No run to cancel. Ctrl+Q quits.", timeout=2)
+
+    def ask_again(self, question: str) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        if self.run_active:
+            self.notify("A run is in progress: Esc cancels it.", severity="warning")
+            return
+        if self.model is None:
+            self.notify("No model is loaded yet.", severity="warning")
+            return
+        self.start_run(question)
+
+    def set_step_limit(self, limit: int) -> None:
+        self.settings = dataclasses.replace(self.settings, max_steps=limit)
+        if not self.run_active:
+            self.status.change(max_steps=limit, step=0)
+        self.notify(f"Step limit: {limit} (from the next run)")
+
+    # ----- history, replay, export ---------------------------------------------------------------
+    def action_history(self) -> None:
+        if isinstance(self.screen, HistoryScreen):
+            self.pop_screen()
+        else:
+            self.push_screen(HistoryScreen())
+
+    def request_history(self, query: str) -> None:
+        self.run_worker(partial(self._history_in_thread, query), thread=True, exclusive=True, group="history")
+
+    def _history_in_thread(self, query: str) -> None:
+        try:
+            runs = self.history.list_runs(query)
+        except Exception as exc:
+            self.post_message(msg.BackgroundFailed("history", one_line(exc)))
+        else:
+            self.post_message(msg.HistoryListed(runs, query))
+
+    def on_history_listed(self, message: msg.HistoryListed) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, HistoryScreen):
+                screen.show_runs(message.runs)
+
+    def request_replay(self, run_id: str) -> None:
+        self.run_worker(partial(self._replay_in_thread, run_id), thread=True, exclusive=True, group="replay")
+
+    def _replay_in_thread(self, run_id: str) -> None:
+        try:
+            run = self.history.get_run(run_id)
+        except Exception as exc:
+            self.post_message(msg.BackgroundFailed("replay", one_line(exc)))
+        else:
+            self.post_message(msg.RunLoaded(run, run_id))
+
+    def on_run_loaded(self, message: msg.RunLoaded) -> None:
+        if message.run is None:
+            self.notify(f"Run {message.run_id} is not in the database.", severity="error")
+            return
+        self.push_screen(ReplayScreen(message.run))
+
+    def action_export_run(self) -> None:
+        if not self.last_run_id:
+            self.notify("No run to export yet.", severity="warning")
+            return
+        self.request_export(self.last_run_id)
+
+    def request_export(self, run_id: str) -> None:
+        self.run_worker(partial(self._export_in_thread, run_id), thread=True, group="export")
+
+    def _export_in_thread(self, run_id: str) -> None:
+        try:
+            run = self.history.get_run(run_id)
+            if run is None:
+                raise LookupError(f"run {run_id} is not in the database")
+            path = self._exporter(run)
+        except Exception as exc:
+            self.post_message(msg.BackgroundFailed("export", one_line(exc)))
+        else:
+            self.post_message(msg.RunExported(str(path)))
+
+    def on_run_exported(self, message: msg.RunExported) -> None:
+        self.notify(f"Exported to {message.path}")
+
+    def on_background_failed(self, message: msg.BackgroundFailed) -> None:
+        self.notify(f"{message.what}: {message.error}", severity="error", timeout=8)
+
+    def action_copy_answer(self) -> None:
+        self.copy_text(self.last_answer)
+
+    def copy_text(self, text: str) -> None:
+        if not text:
+            self.notify("No answer to copy yet.", severity="warning")
+            return
+        self.copy_to_clipboard(text)
+        self.notify("Answer copied to the clipboard.")
+
+    async def action_quit(self) -> None:
+        """Quit at once: a running generation is told to stop, so the process does not linger."""
+        if self._cancel is not None:
+            self._cancel.set()
+        self.exit()
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.current_theme.dark else "textual-dark"
+
+    # ----- system panel -------------------------------------------------------------------------
+    def action_toggle_system(self) -> None:
+        panel = self.query_one("#system", SystemPanel)
+        panel.display = not panel.display
+        if panel.display and self._sampler is not None:
+            self._sample()
+            self._sample_timer = self.set_interval(self._sample_interval, self._sample)
+        else:
+            self._stop_sampling()
+
+    def _stop_sampling(self) -> None:
+        if self._sample_timer is not None:
+            self._sample_timer.stop()
+            self._sample_timer = None
+
+    def _sample(self) -> None:
+        self.run_worker(self._sample_in_thread, thread=True, exclusive=True, group="sampler")
+
+    def _sample_in_thread(self) -> None:
+        try:
+            sample = self._sampler()  # type: ignore[misc]
+        except Exception as exc:  # stop sampling rather than repeat the same error every second
+            self.call_from_thread(self._stop_sampling)
+            self.post_message(msg.BackgroundFailed("system panel", one_line(exc)))
+        else:
+            self.post_message(msg.SystemSampled(sample))
+
+    def on_system_sampled(self, message: msg.SystemSampled) -> None:
+        self.query_one("#system", SystemPanel).show_sample(message.sample)
