@@ -95,7 +95,7 @@ def _fts_sql(table: str, columns: tuple[str, ...]) -> list[str]:
     old = ", ".join(f"old.{c}" for c in columns)
     fts = f"{table}_fts"
     return [
-        f"CREATE VIRTUAL TABLE {fts} USING FTS5 ({cols}, content={table})",
+        f"CREATE VIRTUAL TABLE {fts} USING FTS5 ({cols}, content=\"{table}\")",
         f"INSERT INTO {fts} (rowid, {cols}) SELECT rowid, {cols} FROM {table}",
         f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN "
         f"INSERT INTO {fts} (rowid, {cols}) VALUES (new.rowid, {new}); END",
@@ -185,6 +185,8 @@ def migrate(db: sqlite_utils.Database, migrations: tuple[Migration, ...] = MIGRA
     A crash part-way leaves the database at the last fully applied migration. Returns the names
     applied now. `migrations` is a parameter so tests can build a database at an earlier version.
     """
+    if not pending(db, migrations):
+        return []  # the usual case: no write transaction at all
     with transaction(db):
         _ensure_ledger(db)
     ran: list[str] = []
