@@ -16,6 +16,6 @@ class ToolContext:
 
     policy: PathPolicy
     self_pids: frozenset[int] = field(default_factory=lambda: frozenset({os.getpid()}))
-    scan_entries: int = 100_000
+    scan_entries: int = 150_000
     scan_seconds: float = 8.0
     command_timeout: float = 10.0

@@ -44,7 +44,7 @@ DENY_DIR_NAMES = frozenset({
 DENY_DIR_PAIRS = frozenset({
     (".config", "gcloud"), (".config", "google-chrome"), (".config", "chromium"),
     (".config", "BraveSoftware"), (".config", "microsoft-edge"), (".config", "vivaldi"),
-    (".config", "opera"), (".config", "gh"), (".config", "hub"), (".local", "keyrings"),
+    (".config", "opera"), (".config", "gh"), (".config", "hub"),
     ("snap", "firefox"), ("snap", "chromium"),
 })
 # File names (globs, matched case-insensitively) that are keys or credential stores.
@@ -79,32 +79,47 @@ class PathDenied(Exception):
         return fail(str(self), DENIED)
 
 
-def _components(path: Path) -> tuple[str, ...]:
-    return path.parts[1:]  # drop the leading "/"
+_DENY_PATHS_RE = re.compile("^(?:" + "|".join(re.escape(p) for p in DENY_PATHS) + ")(?:/|$)")
+_DENY_FILE_RE = re.compile("|".join(fnmatch.translate(g) for g in DENY_FILE_GLOBS), re.I)
+_DENY_FILE_ALLOW_RE = re.compile("|".join(fnmatch.translate(g) for g in DENY_FILE_ALLOW), re.I)
 
 
-def secret_reason(path: Path) -> str | None:
-    """Why `path` (absolute, normalised) is a secret place, or None when it is not."""
+def secret_reason(path: Path | str) -> str | None:
+    """Why `path` (absolute, normalised) is a secret place, or None when it is not.
+
+    Called for every entry of a directory walk, so it works on strings with precompiled patterns.
+    """
     text = str(path)
-    for denied in DENY_PATHS:
-        if text == denied or text.startswith(denied + "/"):
-            return f"{denied} holds secrets"
-    if _PROC_SECRET.match(text):
+    hit = _DENY_PATHS_RE.match(text)
+    if hit:
+        return f"{hit.group(0).rstrip('/')} holds secrets"
+    if text.startswith("/proc/") and _PROC_SECRET.match(text):
         return "per-process memory, environment and descriptors can hold secrets"
-    parts = _components(path)
-    for index, name in enumerate(parts):
-        is_last = index == len(parts) - 1
+    parts = text.split("/")[1:]
+    previous = ""
+    for name in parts:
         if name in DENY_DIR_NAMES:
             return f"{name} holds credentials"
-        if index and (parts[index - 1], name) in DENY_DIR_PAIRS:
-            return f"{parts[index - 1]}/{name} holds credentials or browser data"
-        if is_last:
-            lowered = name.lower()
-            if any(fnmatch.fnmatchcase(lowered, g) for g in DENY_FILE_GLOBS) and not any(
-                fnmatch.fnmatchcase(lowered, g) for g in DENY_FILE_ALLOW
-            ):
-                return f"{name} looks like a key or credentials file"
+        if (previous, name) in DENY_DIR_PAIRS:
+            return f"{previous}/{name} holds credentials or browser data"
+        previous = name
+    last = parts[-1] if parts else ""
+    if last and _DENY_FILE_RE.match(last) and not _DENY_FILE_ALLOW_RE.match(last):
+        return f"{last} looks like a key or credentials file"
     return None
+
+
+def secret_child(parent: str, name: str) -> bool:
+    """For walkers: is `parent/name` secret, given that `parent` itself is not? (Checks only
+    what the new component can add, so a walk pays a few set lookups per entry.)"""
+    if name in DENY_DIR_NAMES:
+        return True
+    if (parent.rsplit("/", 1)[-1], name) in DENY_DIR_PAIRS:
+        return True
+    if _DENY_FILE_RE.match(name) and not _DENY_FILE_ALLOW_RE.match(name):
+        return True
+    full = f"{parent.rstrip('/')}/{name}"
+    return bool(_DENY_PATHS_RE.match(full)) or (full.startswith("/proc/") and bool(_PROC_SECRET.match(full)))
 
 
 @dataclass(frozen=True)

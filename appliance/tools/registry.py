@@ -11,7 +11,7 @@ import functools
 import os
 from typing import Any, Callable, Sequence
 
-from appliance.tools import disks, files, memory, processes, system
+from appliance.tools import commands, disks, files, logs, memory, network, processes, sensors, system, walk
 from appliance.tools.base import ERROR, Registry, ToolResult, bind, fail
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathDenied, PathPolicy
@@ -26,9 +26,16 @@ TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     processes.process_details,
     memory.memory_report,
     disks.disk_usage,
+    walk.dir_sizes,
+    walk.largest_files,
     disks.disk_io,
+    network.network_interfaces,
+    network.network_connections,
+    sensors.sensors,
+    logs.read_log,
     files.read_file,
     files.list_dir,
+    commands.run_readonly,
 )
 
 

@@ -1,0 +1,167 @@
+"""Logs: the end of a log file or of the systemd journal, with the errors pulled out and counted.
+
+A log can be gigabytes; the model sees at most a few thousand characters. So the tool reads only
+the tail window, counts ERROR/WARN/FAIL lines there, groups repeated errors (numbers and hex ids
+masked) so one noisy line does not hide the rest, and then shows the last matching lines.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from collections import Counter
+from typing import Annotated, Literal
+
+from appliance.tools import units
+from appliance.tools.base import EMPTY, ERROR, ok, fail, result, tool
+from appliance.tools.context import ToolContext
+from appliance.tools.files import looks_binary
+from appliance.tools.runner import find_program, run_capped
+from appliance.tools.schema import Doc, MaxLen, Range
+
+TAIL_BYTES = 2 * 1024 * 1024  # how much of the end of a file is scanned
+GZIP_LIMIT = 16 * 1024 * 1024
+LINE_LIMIT = 300
+TEXT_LIMIT = 5000  # characters of log lines in one result
+JOURNAL_LINES = 3000
+
+ERROR_RE = re.compile(
+    r"(?i)(?<![\w\-])(?:error|errors|err|fail|failed|failure|fatal|critical|crit|panic|emerg|alert|segfault|"
+    r"oom|out of memory|killed process|traceback|exception|denied|refused|timed out|unreachable)(?![\w\-])"
+)
+WARN_RE = re.compile(r"(?i)(?<![\w\-])(?:warn|warning|warnings|deprecated|retrying|degraded)(?![\w\-])")
+_MASK_RE = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]{8,}\b|\d+")
+_STAMP_RE = re.compile(r"^(?:\S+\s+){0,2}\d{1,2}:\d{2}:\d{2}\S*\s+|^\d{4}-\d{2}-\d{2}[T ][\d:.,+\-Z]+\s+")
+_UNIT_RE = re.compile(r"^[A-Za-z0-9@._:\-]{1,128}$")
+
+
+def level_of(line: str) -> str | None:
+    if ERROR_RE.search(line):
+        return "error"
+    if WARN_RE.search(line):
+        return "warning"
+    return None
+
+
+def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
+    """Counts, repeated errors and the last `want` lines that match `pattern` and `level`."""
+    needle = pattern.lower()
+    counts = Counter()
+    repeated: Counter = Counter()
+    example: dict[str, str] = {}
+    selected: list[str] = []
+    for line in lines:
+        kind = level_of(line)
+        if kind:
+            counts[kind] += 1
+        if kind == "error":
+            key = _MASK_RE.sub("#", _STAMP_RE.sub("", line))[:160]
+            repeated[key] += 1
+            example[key] = line
+        if needle and needle not in line.lower():
+            continue
+        if level == "error" and kind != "error":
+            continue
+        if level == "warning" and kind is None:
+            continue
+        selected.append(line)
+    shown: list[str] = []
+    budget = TEXT_LIMIT
+    for line in reversed(selected[-want:]):
+        clipped = units.clip(line, LINE_LIMIT)
+        if budget - len(clipped) < 0:
+            break
+        budget -= len(clipped)
+        shown.append(clipped)
+    shown.reverse()
+    return {
+        "lines_scanned": len(lines),
+        "counts": {"error": counts["error"], "warning": counts["warning"]},
+        "top_errors": [
+            {"count": n, "example": units.clip(example[key], LINE_LIMIT)} for key, n in repeated.most_common(5)
+        ],
+        "matching_lines": len(selected),
+        "lines": shown,
+        **({"lines_omitted": len(selected) - len(shown)} if len(selected) > len(shown) else {}),
+    }
+
+
+def _file_tail(ctx: ToolContext, path: str) -> tuple[list[str], dict]:
+    fd, real, st = ctx.policy.open_file(path)
+    with os.fdopen(fd, "rb") as handle:
+        if real.name.endswith(".gz"):
+            raw = gzip.GzipFile(fileobj=handle).read(GZIP_LIMIT)
+            window = raw[-TAIL_BYTES:]
+            cut = len(raw) > TAIL_BYTES
+        else:
+            start = max(0, st.st_size - TAIL_BYTES)
+            if start:
+                handle.seek(start)
+            window = handle.read(TAIL_BYTES)
+            cut = start > 0
+    if looks_binary(window[:8192]):
+        raise _NotText(f"{path} is a binary file; for the systemd journal use path 'journal'")
+    lines = window.decode("utf-8", errors="replace").splitlines()
+    if cut and lines:
+        lines = lines[1:]  # the first line of the window is probably cut in half
+    source = {"path": str(real), "size": units.size(st.st_size), "modified": units.when(st.st_mtime)}
+    if cut:
+        source["scanned"] = f"last {units.size(TAIL_BYTES)} only"
+    return lines, source
+
+
+class _NotText(Exception):
+    pass
+
+
+def _journal(ctx: ToolContext, unit: str, level: str) -> tuple[list[str], dict] | dict:
+    program = find_program("journalctl")
+    if program is None:
+        return result(EMPTY, None, "this machine has no systemd journal (journalctl not found); read files under /var/log instead")
+    argv = [program, "--no-pager", "--quiet", "-o", "short-iso", "-n", str(JOURNAL_LINES)]
+    if unit:
+        if not _UNIT_RE.match(unit) or unit.startswith("-"):
+            return fail(f"{unit!r} is not a valid unit name", ERROR)
+        argv += ["-u", unit]
+    if level in ("error", "warning"):
+        argv += ["-p", "err" if level == "error" else "warning"]
+    ran = run_capped(argv, timeout=ctx.command_timeout, cap=4 * 1024 * 1024)
+    if ran.timed_out:
+        return fail(f"journalctl did not finish within {ctx.command_timeout:.0f} s", ERROR)
+    lines = [line for line in ran.output.splitlines() if line.strip() and not line.startswith("-- ")]
+    if ran.exit_code not in (0, None) and not lines:
+        return fail(f"journalctl failed: {units.clip(ran.output.strip(), 200)}", ERROR)
+    return lines, {"source": "systemd journal" + (f", unit {unit}" if unit else "")}
+
+
+@tool(ttl=10.0, timeout=20.0, example={"path": "/var/log/syslog", "lines": 30, "level": "error"})
+def read_log(
+    ctx: ToolContext,
+    path: Annotated[str, MaxLen(512), Doc("log file path, 'journal', or 'journal:UNIT' (e.g. journal:nginx.service)")] = "journal",
+    lines: Annotated[int, Range(1, 200), Doc("how many lines to show")] = 40,
+    pattern: Annotated[str, MaxLen(100), Doc("only lines containing this text (case-insensitive)")] = "",
+    level: Annotated[Literal["any", "warning", "error"], Doc("only lines at this level or worse")] = "any",
+) -> dict:
+    """The end of a log file or the systemd journal, with counts of ERROR/WARN/FAIL lines and the most repeated errors.
+    Use for "why did X fail/crash". Not for config files (use read_file)."""
+    spec = path.strip()
+    if spec == "journal" or spec.startswith("journal:"):
+        got = _journal(ctx, spec.partition(":")[2].strip(), level)
+        if isinstance(got, dict):
+            return got
+        all_lines, source = got
+    else:
+        try:
+            all_lines, source = _file_tail(ctx, spec)
+        except _NotText as exc:
+            return fail(str(exc), ERROR)
+    data = {**source, **summarise(all_lines, want=lines, pattern=pattern, level=level)}
+    if not all_lines:
+        empty = "the journal has no matching entries (journald may not be running or keeping logs here)" \
+            if "source" in source else "the log is empty"
+        return result(EMPTY, data, empty)
+    if not data["lines"]:
+        what = " and ".join(filter(None, [f"containing {pattern!r}" if pattern else "", f"at level {level}" if level != "any" else ""]))
+        return result(EMPTY, data, f"no lines {what} in the scanned part of the log")
+    return ok(data)

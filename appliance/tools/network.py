@@ -1,0 +1,137 @@
+"""Network interfaces and connections, read from the kernel's tables: no packet is ever sent and
+no name is ever resolved (no DNS), so looking at the network never touches it."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections import defaultdict
+from typing import Annotated, Literal, Optional
+
+import psutil
+
+from appliance.tools import units
+from appliance.tools.base import EMPTY, ok, result, tool
+from appliance.tools.context import ToolContext
+from appliance.tools.procs import SELF_SUFFIX, is_root, own_tree
+from appliance.tools.schema import Doc, Range
+
+
+@tool(ttl=3.0, timeout=12.0, example={"sample_seconds": 1.0})
+def network_interfaces(
+    ctx: ToolContext,
+    sample_seconds: Annotated[float, Range(0.2, 5.0), Doc("sampling interval")] = 1.0,
+) -> dict:
+    """Each network interface: up/down, addresses, speed, MTU, receive/send rates over an interval, errors and drops.
+    Use for "no network", "slow network", "which IP do I have"."""
+    before = psutil.net_io_counters(pernic=True)
+    started = time.monotonic()
+    time.sleep(sample_seconds)
+    after = psutil.net_io_counters(pernic=True)
+    elapsed = max(time.monotonic() - started, 1e-3)
+    stats = psutil.net_if_stats()
+    addrs = psutil.net_if_addrs()
+    rows = []
+    for name in sorted(set(stats) | set(after)):
+        st = stats.get(name)
+        now, was = after.get(name), before.get(name)
+        row = {
+            "interface": name,
+            "up": bool(st and st.isup),
+            "addresses": [a.address.split("%")[0] + (f"/{_prefix(a.netmask)}" if a.netmask else "")
+                          for a in addrs.get(name, []) if a.family in (socket.AF_INET, socket.AF_INET6)],
+        }
+        if st:
+            row["speed_mbps"] = st.speed or None
+            row["mtu"] = st.mtu
+        if now and was:
+            row["receive"] = units.rate(max(0, now.bytes_recv - was.bytes_recv) / elapsed)
+            row["send"] = units.rate(max(0, now.bytes_sent - was.bytes_sent) / elapsed)
+            row["received_total"] = units.size(now.bytes_recv)
+            row["sent_total"] = units.size(now.bytes_sent)
+            problems = {"errors_in": now.errin, "errors_out": now.errout, "drops_in": now.dropin, "drops_out": now.dropout}
+            row["errors_and_drops"] = {k: v for k, v in problems.items() if v} or "none"
+        rows.append(row)
+    rows.sort(key=lambda r: (not r["up"], r["interface"] == "lo", r["interface"]))
+    if not rows:
+        return result(EMPTY, {"interfaces": []}, "no network interfaces are visible")
+    return ok({"sample_seconds": round(elapsed, 2), "interfaces": rows})
+
+
+def _prefix(netmask: str) -> int | str:
+    try:
+        if ":" in netmask:
+            return bin(int.from_bytes(socket.inet_pton(socket.AF_INET6, netmask), "big")).count("1")
+        return bin(int.from_bytes(socket.inet_aton(netmask), "big")).count("1")
+    except (OSError, ValueError):
+        return netmask
+
+
+def _owner(pid: int | None, names: dict[int, str], own: set[int]) -> str | None:
+    if not pid:
+        return None
+    if pid not in names:
+        try:
+            names[pid] = psutil.Process(pid).name()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            names[pid] = "?"
+    return f"{names[pid]}{SELF_SUFFIX if pid in own else ''} (pid {pid})"
+
+
+@tool(ttl=5.0, timeout=10.0, example={"kind": "tcp", "state": "listen"})
+def network_connections(
+    ctx: ToolContext,
+    kind: Annotated[Literal["tcp", "udp", "all"], Doc("protocol")] = "all",
+    state: Annotated[Literal["listen", "established", "all"], Doc("which sockets")] = "all",
+    port: Annotated[Optional[int], Range(1, 65535), Doc("only this local or remote port")] = None,
+) -> dict:
+    """Listening ports with their owning processes, and established connections grouped by remote address.
+    Use for "what is listening on port X", "who is connected", "port already in use"."""
+    conns = psutil.net_connections({"tcp": "tcp", "udp": "udp", "all": "inet"}[kind])
+    own = own_tree(ctx.self_pids)
+    names: dict[int, str] = {}
+    listening, remote = [], defaultdict(lambda: {"connections": 0, "local_ports": set(), "processes": set()})
+    other_states: dict[str, int] = defaultdict(int)
+    unknown_owner = 0
+    for c in conns:
+        lport = c.laddr.port if c.laddr else None
+        rport = c.raddr.port if c.raddr else None
+        if port is not None and port not in (lport, rport):
+            continue
+        proto = "tcp" if c.type == socket.SOCK_STREAM else "udp"
+        is_listen = c.status == psutil.CONN_LISTEN or (proto == "udp" and not c.raddr)
+        if c.pid is None:
+            unknown_owner += 1
+        if is_listen and state in ("listen", "all"):
+            listening.append({"proto": proto, "address": c.laddr.ip, "port": lport,
+                              "process": _owner(c.pid, names, own)})
+        elif c.status == psutil.CONN_ESTABLISHED and state in ("established", "all"):
+            group = remote[f"{c.raddr.ip}:{rport}"]
+            group["connections"] += 1
+            group["local_ports"].add(lport)
+            owner = _owner(c.pid, names, own)
+            if owner:
+                group["processes"].add(owner)
+        elif not is_listen and state == "all":
+            other_states[c.status] += 1
+    listening.sort(key=lambda r: (r["port"], r["proto"], r["address"]))
+    unique = list({(r["proto"], r["address"], r["port"]): r for r in listening}.values())
+    established = sorted(
+        ({"remote": addr, "connections": g["connections"], "local_ports": sorted(g["local_ports"])[:5],
+          "processes": sorted(g["processes"])[:5]} for addr, g in remote.items()),
+        key=lambda r: -r["connections"],
+    )
+    data: dict = {}
+    if state in ("listen", "all"):
+        data["listening"] = unique[:60]
+    if state in ("established", "all"):
+        data["established_by_remote"] = established[:30]
+    if other_states:
+        data["other_states"] = dict(sorted(other_states.items()))
+    if unknown_owner:
+        data["note"] = f"{unknown_owner} sockets have no visible owner" + (
+            "" if is_root() else " (not running as root: other users' processes are hidden)"
+        ) + (" or belong to another network namespace/container" if is_root() else "")
+    if not unique and not established and not other_states:
+        return result(EMPTY, data, "no matching sockets" + (f" on port {port}" if port else ""))
+    return ok(data)

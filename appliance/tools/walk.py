@@ -1,0 +1,224 @@
+"""What fills a disk: directory totals and the largest files, from bounded walks.
+
+A walk stays on one filesystem, never follows symlinks, counts allocated blocks (what `du` shows,
+not apparent size), counts each hard-linked inode once, opens directories with O_NOATIME so it
+leaves no trace, and stops at an entry budget or a deadline. When it stops early the result is
+`partial` and says what was skipped, so a partial scan can never pass for a complete one.
+Secret places (see paths.py) are summed into their parent's total but never named or opened for
+their contents' names in the results.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import stat
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Iterator
+
+from appliance.tools import units
+from appliance.tools.base import EMPTY, OK, PARTIAL, result, tool
+from appliance.tools.context import ToolContext
+from appliance.tools.paths import _open_noatime, secret_child
+from appliance.tools.schema import Doc, MaxLen, Range
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass
+class WalkStats:
+    """Counts of what a walk saw and what it skipped, and why it stopped (None: it finished)."""
+
+    files: int = 0
+    dirs: int = 0
+    entries: int = 0
+    bytes: int = 0
+    other_filesystems: int = 0
+    unreadable: int = 0
+    symlinks_not_followed: int = 0
+    secret_places: int = 0
+    hard_links_counted_once: int = 0
+    stopped: str | None = None
+    elapsed: float = 0.0
+    dirs_pending: int = 0
+
+    def as_data(self) -> dict:
+        skipped = {
+            "other_filesystems": self.other_filesystems, "unreadable": self.unreadable,
+            "symlinks_not_followed": self.symlinks_not_followed, "secret_places_summed_only": self.secret_places,
+        }
+        data = {
+            "files": self.files, "dirs": self.dirs, "total": units.size(self.bytes),
+            "skipped": {k: v for k, v in skipped.items() if v},
+            "elapsed_seconds": round(self.elapsed, 2),
+            "partial": self.stopped is not None,
+        }
+        if self.stopped:
+            data["stopped_by"] = self.stopped
+            data["dirs_not_scanned"] = self.dirs_pending
+        return data
+
+
+@dataclass(frozen=True)
+class Found:
+    """One entry met by the walk. `parts` is its path relative to the root; `named_depth` is how
+    many leading parts may be shown (all, unless it lies inside a secret place)."""
+
+    parts: tuple[str, ...]
+    st: os.stat_result
+    is_dir: bool
+    named_depth: int
+    allocated: int
+
+
+def walk(root: Path, root_fd: int, stats: WalkStats, max_entries: int, deadline: float) -> Iterator[Found]:
+    """Breadth first (so a stopped scan still covers the top levels evenly). Closes root_fd."""
+    root_dev = os.fstat(root_fd).st_dev
+    seen_inodes: set[tuple[int, int]] = set()
+    # (relative parts, absolute path, open fd or None, named depth)
+    queue: deque[tuple[tuple[str, ...], str, int | None, int]] = deque([((), str(root), root_fd, 1 << 30)])
+    started = time.monotonic()
+    try:
+        while queue:
+            parts, dirpath, fd, named_depth = queue.popleft()
+            if fd is None:
+                try:
+                    fd = _open_noatime(dirpath, _DIR_FLAGS)
+                except OSError:
+                    stats.unreadable += 1
+                    continue
+            try:
+                with os.scandir(fd) as listing:
+                    for entry in listing:
+                        stats.entries += 1
+                        if stats.entries >= max_entries:
+                            stats.stopped = f"entry budget ({max_entries:,} entries)"
+                        elif not stats.entries & 255 and time.monotonic() > deadline:
+                            stats.stopped = f"deadline ({deadline - started:.0f} s)"
+                        if stats.stopped:
+                            stats.dirs_pending = len(queue) + 1
+                            return
+                        try:
+                            st = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            stats.unreadable += 1
+                            continue
+                        mode = st.st_mode
+                        if stat.S_ISLNK(mode):
+                            stats.symlinks_not_followed += 1
+                            continue
+                        if st.st_dev != root_dev:
+                            stats.other_filesystems += 1
+                            continue
+                        name = entry.name
+                        child = parts + (name,)
+                        depth_named = named_depth
+                        if len(child) <= named_depth and secret_child(dirpath, name):
+                            stats.secret_places += 1
+                            depth_named = len(child)
+                        if st.st_nlink > 1 and not stat.S_ISDIR(mode):
+                            key = (st.st_dev, st.st_ino)
+                            if key in seen_inodes:
+                                stats.hard_links_counted_once += 1
+                                continue
+                            seen_inodes.add(key)
+                        allocated = st.st_blocks * 512
+                        stats.bytes += allocated
+                        if stat.S_ISDIR(mode):
+                            stats.dirs += 1
+                            queue.append((child, f"{dirpath.rstrip('/')}/{name}", None, depth_named))
+                            yield Found(child, st, True, depth_named, allocated)
+                        else:
+                            stats.files += 1
+                            yield Found(child, st, False, depth_named, allocated)
+            except OSError:
+                stats.unreadable += 1
+            finally:
+                os.close(fd)
+    finally:
+        stats.elapsed = time.monotonic() - started
+        while queue:
+            pending_fd = queue.popleft()[2]
+            if pending_fd is not None:
+                os.close(pending_fd)
+
+
+def _start(ctx: ToolContext, path: str) -> tuple[Path, int, WalkStats, float]:
+    fd, real = ctx.policy.open_dir(path, "list")
+    return real, fd, WalkStats(), time.monotonic() + ctx.scan_seconds
+
+
+def _finish(stats: WalkStats, data: dict, empty: bool, what: str) -> dict:
+    data["scan"] = stats.as_data()
+    if stats.stopped:
+        data["note"] = (f"PARTIAL scan: stopped by the {stats.stopped}; sizes are lower bounds. "
+                        f"Call again on one of the largest directories for a complete figure.")
+        return result(PARTIAL, data, f"scan incomplete: stopped by the {stats.stopped}")
+    if empty:
+        return result(EMPTY, data, f"no {what} found")
+    return result(OK, data)
+
+
+@tool(ttl=None, timeout=30.0, example={"path": "/var", "depth": 1, "top": 10})
+def dir_sizes(
+    ctx: ToolContext,
+    path: Annotated[str, MaxLen(512), Doc("directory to measure, e.g. / or /var or ~")],
+    depth: Annotated[int, Range(1, 3), Doc("how many levels below path to report")] = 1,
+    top: Annotated[int, Range(1, 30), Doc("how many entries")] = 10,
+) -> dict:
+    """Disk space used under a directory, by subdirectory (like du), largest first, on one filesystem.
+    Use to find what fills a disk, drilling down level by level. May be partial on huge trees (it says so)."""
+    real, fd, stats, deadline = _start(ctx, path)
+    totals: dict[tuple[str, ...], list] = {}
+    for found in walk(real, fd, stats, ctx.scan_entries, deadline):
+        shown = min(depth, found.named_depth, len(found.parts))
+        for level in range(1, shown + 1):
+            key = found.parts[:level]
+            slot = totals.get(key)
+            if slot is None:
+                is_dir = found.is_dir or level < len(found.parts)
+                slot = totals[key] = [0, 0, is_dir]
+            slot[0] += found.allocated
+            if not found.is_dir:
+                slot[1] += 1
+    ranked = heapq.nlargest(top, totals.items(), key=lambda kv: kv[1][0])
+    entries = [
+        {"path": str(real.joinpath(*key)), "type": "dir" if is_dir else "file", "size": units.size(size),
+         "percent_of_total": units.pct(size, stats.bytes), **({"files": files} if is_dir else {})}
+        for key, (size, files, is_dir) in ranked
+    ]
+    data = {"path": str(real), "total": units.size(stats.bytes), "largest": entries}
+    return _finish(stats, data, empty=not entries, what="entries")
+
+
+@tool(ttl=None, timeout=30.0, example={"path": "/var/log", "top": 10, "min_size_mb": 10})
+def largest_files(
+    ctx: ToolContext,
+    path: Annotated[str, MaxLen(512), Doc("directory to search, e.g. / or /var/log or ~")],
+    top: Annotated[int, Range(1, 50), Doc("how many files")] = 10,
+    min_size_mb: Annotated[int, Range(0, 1048576), Doc("ignore files smaller than this many MiB")] = 1,
+) -> dict:
+    """The largest single files under a directory (on one filesystem), with size and modification time.
+    Use to find huge logs, dumps, caches or images. Not for totals per folder (use dir_sizes)."""
+    real, fd, stats, deadline = _start(ctx, path)
+    floor = min_size_mb * 1024 * 1024
+    heap: list[tuple[int, tuple[str, ...], float, int]] = []
+    for found in walk(real, fd, stats, ctx.scan_entries, deadline):
+        if found.is_dir or found.named_depth < len(found.parts) or found.allocated < floor:
+            continue
+        item = (found.allocated, found.parts, found.st.st_mtime, found.st.st_size)
+        if len(heap) < top:
+            heapq.heappush(heap, item)
+        elif item[0] > heap[0][0]:
+            heapq.heapreplace(heap, item)
+    entries = [
+        {"path": str(real.joinpath(*parts)), "size": units.size(alloc),
+         **({"apparent_size": units.size(apparent)} if abs(apparent - alloc) > max(alloc // 4, 65536) else {}),
+         "modified": units.when(mtime)}
+        for alloc, parts, mtime, apparent in sorted(heap, reverse=True)
+    ]
+    data = {"path": str(real), "min_size": units.size(floor), "files": entries}
+    return _finish(stats, data, empty=not entries, what=f"files of at least {units.size(floor)}")
