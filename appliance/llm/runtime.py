@@ -76,7 +76,7 @@ def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch:
 
 
 def memory_need(info: GGUFInfo, n_ctx: int) -> int:
-    return estimate_need(info.size, kv_cache=kv_cache_bytes(info, n_ctx), n_ctx=n_ctx, vocab_size=info.vocab_size)
+    return estimate_need(info.size, kv_cache=kv_cache_bytes(info, n_ctx), n_ctx=n_ctx)
 
 
 def _smaller_installed(resolved: ResolvedModel, catalog: Catalog, models_dir: Path) -> list[tuple[str, int]]:
