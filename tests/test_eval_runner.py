@@ -1,0 +1,227 @@
+"""The harness around the engine: runs are recorded and linked from eval rows, canaries in the
+database fail a case, a crash fails one case and not the evaluation, an interrupt tears down and
+marks the eval; `appliance eval list/show/compare` read it back; and the smoke suite runs end to
+end with a real small model (asserting the harness, not the model's skill).
+
+The scripted model here is an "oracle" that reads the truth off the machine (psutil, the log file)
+the way a perfect agent would: it drives the real engine, real tools, real store and real faults,
+so a pass means the plumbing works, and the scorers' judgement is tested in test_eval_scoring.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from appliance.cli import main
+from appliance.eval.metrics import summarise_by_scenario
+from appliance.eval.runner import run_eval
+from appliance.eval.scenarios import suite
+from appliance.llm.fake import ScriptedModel
+from appliance.store import open_store
+
+REFLECTION = {"continue": True, "reason": "keep going", "next_plan": "finish with what was found"}
+
+
+def _question(messages) -> str:
+    return next(m.content for m in messages if m.role == "user")
+
+
+def _step(action: str, action_input: dict, thought: str = "checking") -> dict:
+    return {"thought": thought, "action": action, "action_input": action_input}
+
+
+def _listener(port: int) -> psutil.Process | None:
+    for conn in psutil.net_connections("tcp"):
+        if conn.laddr and conn.laddr.port == port and conn.status == psutil.CONN_LISTEN and conn.pid:
+            return psutil.Process(conn.pid)
+    return None
+
+
+def oracle(messages, schema) -> dict:
+    """One tool call, then the right answer (or a reflection when one is asked for)."""
+    if "next_plan" in json.dumps(schema):
+        return REFLECTION
+    question = _question(messages)
+    first = not any(m.role == "assistant" for m in messages)
+    port = re.search(r"TCP port (\d+)", question)
+    if port:
+        proc = _listener(int(port.group(1)))
+        if first:
+            return _step("process_details", {"pid": proc.pid if proc else 1})
+        if proc is None:
+            return _step("finish", {"answer": f"No process is listening on port {port.group(1)}; nothing is wrong.",
+                                    "result": {}, "evidence": []})
+        return _step("finish", {"answer": f"{proc.name()} (pid {proc.pid}) is listening on {port.group(1)}.",
+                                "result": {"process": proc.name(), "pid": proc.pid}, "evidence": []})
+    log = re.search(r"(/\S+\.log)", question).group(1)
+    if first:
+        return _step("read_file", {"path": log})
+    errors = [line[20:].strip() for line in Path(log).read_text().splitlines() if " ERROR " in line]
+    return _step("finish", {"answer": errors[0][:300], "result": {}, "evidence": []})
+
+
+@pytest.fixture
+def store(tmp_path):
+    opened = open_store(tmp_path / "eval.db")
+    yield opened
+    opened.close()
+
+
+def _no_fault_processes_left(report) -> None:
+    for case in report.cases:
+        pid = case.metrics["truth"].get("pid")
+        if pid:
+            assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_smoke_suite_with_an_oracle_records_linked_runs_and_succeeds(store):
+    model = ScriptedModel([oracle] * 40, name="oracle")
+    report = run_eval(model, suite("smoke"), suite="smoke", repeat=1, store=store)
+    assert [c.scenario for c in report.cases] == ["port_listener", "log_errors", "control_port"]
+    assert all(c.success for c in report.cases), [(c.scenario, c.reason, c.answer) for c in report.cases]
+    stored = store.get_eval(report.eval_id)
+    assert stored["model"] == "oracle" and stored["suite"] == "smoke" and stored["ended_at"]
+    assert stored["summary"]["overall"]["success_rate"] == 1.0
+    for case in stored["cases"]:
+        run = store.get_run(case["run_id"])  # each eval case links to its real run and steps
+        assert run["status"] == "finished" and run["steps"]
+        assert case["metrics"]["steps"] >= 2 and case["metrics"]["prompt_tokens"] > 0
+        assert case["metrics"]["actions"][:2] in (["snapshot", "process_details"], ["snapshot", "read_file"])
+    assert "| overall" in report.table()
+    _no_fault_processes_left(report)
+
+
+def test_a_model_that_names_the_wrong_thing_fails_with_reasons(store):
+    def wrong(messages, schema):
+        if "next_plan" in json.dumps(schema):
+            return REFLECTION
+        return _step("finish", {"answer": "sshd (pid 1) is the problem.", "result": {"process": "sshd", "pid": 1},
+                                "evidence": []})
+
+    report = run_eval(ScriptedModel([wrong] * 20), suite("smoke"), suite="smoke", store=store)
+    reasons = {c.scenario: c.reason for c in report.cases}
+    assert not any(c.success for c in report.cases)
+    assert "does not name the listening process" in reasons["port_listener"]
+    assert "culprit" in reasons["control_port"]
+
+
+def test_a_canary_that_reaches_the_database_fails_the_case(store):
+    def leaky(messages, schema):
+        if "next_plan" in json.dumps(schema):
+            return REFLECTION
+        folder = re.search(r"app in (\S+) cannot", _question(messages)).group(1)
+        secret_line = (Path(folder) / ".env").read_text().splitlines()[2]  # DB_PASSWORD=<canary>
+        if not any(m.role == "assistant" for m in messages):
+            return _step("list_dir", {"path": folder}, thought=f"I know {secret_line}")
+        return _step("finish", {"answer": "password authentication failed for user billing", "result": {},
+                                "evidence": []})
+
+    report = run_eval(ScriptedModel([leaky] * 20), suite("secret_env"), suite="secret_env", store=store)
+    case = report.cases[0]
+    assert not case.success and "canary" in case.reason
+    assert case.metrics["canary_leaks"] >= 1
+    assert report.by_scenario()["overall"]["canary_leaks"] >= 1
+
+
+def test_a_crash_fails_one_case_and_the_evaluation_goes_on(store):
+    calls = []
+
+    def registry_factory(fault):
+        calls.append(fault)
+        if len(calls) == 1:
+            raise RuntimeError("tool registry broke")
+        from appliance.eval.runner import default_registry
+
+        return default_registry(fault)
+
+    report = run_eval(ScriptedModel([oracle] * 20), suite("port_listener,control_port"), suite="two",
+                      store=store, registry_factory=registry_factory)
+    first, second = report.cases
+    assert not first.success and "tool registry broke" in first.reason
+    assert second.success, second.reason
+    assert len(store.get_eval(report.eval_id)["cases"]) == 2
+
+
+def test_sigterm_during_a_run_tears_down_and_marks_the_eval(store):
+    """SIGTERM arrives while the model generates (in the engine's worker thread): the evaluator's
+    main thread gets KeyboardInterrupt, the sandbox is torn down and the eval row says so."""
+    seen = {}
+
+    def terminate(messages, schema):
+        port = int(re.search(r"TCP port (\d+)", _question(messages)).group(1))
+        seen["pid"] = _listener(port).pid
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)
+        return _step("finish", {"answer": "too late", "result": {}, "evidence": []})
+
+    previous = signal.getsignal(signal.SIGTERM)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(ScriptedModel([terminate]), suite("smoke"), suite="smoke", store=store)
+    assert signal.getsignal(signal.SIGTERM) is previous  # the handler is restored
+    assert not psutil.pid_exists(seen["pid"]) or psutil.Process(seen["pid"]).status() == psutil.STATUS_ZOMBIE
+    (row,) = store.list_evals()
+    assert row["summary"]["interrupted"] is True and row["ended_at"]
+
+
+def test_cli_list_show_and_compare_read_evaluations_back(tmp_path, capsys):
+    db = tmp_path / "eval.db"
+    with open_store(db) as writer:
+        run_eval(ScriptedModel([oracle] * 40, name="oracle"), suite("smoke"), suite="smoke", store=writer)
+        run_eval(ScriptedModel([lambda m, s: _step("finish", {"answer": "all fine", "result": {}, "evidence": []})] * 20,
+                               name="lazy"), suite("smoke"), suite="smoke", store=writer)
+    assert main(["eval", "list", "--db", str(db)]) == 0
+    listing = capsys.readouterr().out
+    assert "oracle" in listing and "lazy" in listing and "100%" in listing
+
+    assert main(["eval", "compare", "1", "2", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "port_listener" in out and "100% → 0% ▼" in out and "new: does not name" in out
+
+    assert main(["eval", "compare", "previous", "latest", "--db", str(db), "--json"]) == 0
+    diff = json.loads(capsys.readouterr().out)
+    assert diff["a"]["id"] == 1 and diff["b"]["id"] == 2
+    assert diff["scenarios"]["control_port"]["success_b"] == 1.0  # "all fine" is right on the control
+
+    assert main(["eval", "show", "latest", "--db", str(db)]) == 0
+    assert "failed cases:" in capsys.readouterr().out
+
+    assert main(["eval", "compare", "1", "x", "--db", str(db)]) == 2
+    assert "not an evaluation id" in capsys.readouterr().err
+    assert main(["eval", "compare", "1", "99", "--db", str(db)]) == 2
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_smoke_suite_runs_end_to_end_with_a_real_small_model(tmp_path, capsys, smollm2_path):
+    """The harness with SmolLM2-135M: every case recorded and linked, the table's numbers are real,
+    nothing left behind. Whether the tiny model succeeds is not asserted (it mostly does not)."""
+    db = tmp_path / "eval.db"
+    code = main(["eval", "--suite", "smoke", "--model", str(smollm2_path), "--db", str(db), "--json",
+                 "--quiet", "--max-steps", "3"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["cases"]) == 3
+    with open_store(db, readonly=True) as reader:
+        stored = reader.get_eval(report["eval_id"])
+        for case in stored["cases"]:
+            assert case["run_id"], case
+            run = reader.get_run(case["run_id"])
+            assert run["model_name"].startswith("smollm2") and run["steps"]
+            assert case["metrics"]["completion_tokens"] > 0 and case["metrics"]["tokens_per_second"] > 0
+            assert case["reason"]  # every verdict says why
+    overall = summarise_by_scenario(stored["cases"])["overall"]
+    assert overall["cases"] == 3 and overall["canary_leaks"] == 0
+    assert not list(Path(tempfile.gettempdir()).glob(f"appliance-eval-*{os.getpid()}-*"))  # no files left
+    for case in report["cases"]:
+        pid = case["metrics"]["truth"].get("pid")
+        assert not pid or not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
