@@ -52,22 +52,24 @@ def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_M
 
 
 def _connect_readonly(path: Path) -> sqlite3.Connection:
-    """Read-only, and still readable on read-only media.
+    """Read-only, and still readable where the -shm file cannot be created.
 
-    A WAL database needs its -shm file; on a read-only file system that cannot be created, so
-    there we fall back to `immutable=1`, which is true there: nobody can be writing it.
+    A WAL database needs its -shm file; on a read-only file system or a full disk it cannot be
+    created. When there is no write-ahead log to read either (the last writer closed cleanly and
+    checkpointed), the database file alone is the whole truth, so we open it `immutable=1`.
     """
     uri = f"file:{_quote_uri_path(path)}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
-    except sqlite3.OperationalError:
+    except sqlite3.OperationalError as exc:
         conn.close()
-        if os.access(path.parent, os.W_OK):
+        wal = path.with_name(path.name + "-wal")
+        has_log = wal.exists() and wal.stat().st_size > 0
+        if has_log or "locked" in str(exc).lower():
             raise
-    conn = sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
-    return conn
+    return sqlite3.connect(uri + "&immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
 def _quote_uri_path(path: Path) -> str:

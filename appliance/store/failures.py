@@ -8,6 +8,7 @@ the file and the way out. The raw SQLite text is kept in brackets for a bug repo
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 from pathlib import Path
 
@@ -97,6 +98,18 @@ def translate(exc: BaseException, path: Path) -> StoreError:
     if isinstance(exc, StoreError):
         return exc
     detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    error = StoreError(message_for(kind_of(exc), path, detail))
-    error.kind = kind_of(exc)  # type: ignore[attr-defined]
+    kind = kind_of(exc)
+    if kind in (OTHER, CANT_OPEN) and _disk_is_full(path):
+        kind = FULL  # e.g. "disk I/O error" while growing the -shm or -wal file on a full disk
+    error = StoreError(message_for(kind, path, detail))
+    error.kind = kind  # type: ignore[attr-defined]
     return error
+
+
+def _disk_is_full(path: Path) -> bool:
+    """Whether the file system holding `path` has no room left for another database page."""
+    try:
+        stats = os.statvfs(path.parent if not path.is_dir() else path)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 64 * 1024
