@@ -10,6 +10,7 @@ values the observations actually contained, so it needs no model and cannot be a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 # Fields that must be copied exactly from an observation, and those that may be phrased freely
@@ -59,13 +60,35 @@ def _mentions(text: str, haystack: str, facts: set[str]) -> bool:
     return any(" ".join(words[i : i + 3]) in flat for i in range(len(words) - 2))
 
 
-def _appears(value: Any, haystack: str) -> bool:
+def _appears(key: str, value: Any, haystack: str) -> bool:
+    """An exact field is backed when its value occurs in an observation as a whole token; a small
+    number (a model's favourite filler, e.g. port 1) must appear next to its own key."""
     text = str(value).strip().lower()
     if not text:
         return True
     if isinstance(value, int) and not isinstance(value, bool):
-        return re.search(rf"(?<![\d.]){text}(?![\d])", haystack) is not None
+        if value < 100:
+            return re.search(rf"{key}\W{{0,3}}{value}(?![\d.])", haystack) is not None
+        return re.search(rf"(?<![\w.]){value}(?![\w.])", haystack) is not None
     return text in haystack
+
+
+def _loosely_backed(value: Any, haystack: str) -> bool:
+    words = [w for w in _words(str(value)) if len(w) >= 2 and w not in _TRIVIAL]
+    return not words or any(w in haystack for w in words)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """problem: None when the answer is accepted. result: the result to keep (fields no
+    observation backs are dropped when the main claim is backed). dropped: what was removed."""
+
+    problem: str | None
+    result: dict
+    dropped: tuple[str, ...] = ()
+
+
+MAIN_FIELDS = ("culprit", "process")
 
 
 def check_answer(
@@ -74,30 +97,28 @@ def check_answer(
     bodies: list[str],
     *,
     tools_worked: bool,
-) -> str | None:
-    """None when the answer may be accepted, else the reason to give the model."""
+) -> Verdict:
+    """Accept, accept with unbacked minor fields dropped, or reject with the reason for the model."""
+    result = {k: v for k, v in dict(result).items() if v not in (None, "")}
     if not answer.strip():
-        return "the answer is empty; write one or two sentences that answer the question"
+        return Verdict("the answer is empty; write one or two sentences that answer the question", result)
     if REFUSAL.search(answer) and tools_worked:
-        return ("the answer refuses, but the tools work; answer with what the observations showed "
-                "or use another tool")
+        return Verdict("the answer refuses, but the tools work; answer with what the observations showed "
+                       "or use another tool", result)
     haystack = "\n".join(bodies).lower()
-    facts = observed_facts(bodies)
-    for key in EXACT_FIELDS:
-        if key in result and result[key] not in (None, "") and not _appears(result[key], haystack):
-            return (f"result.{key} {result[key]!r} does not appear in any observation; "
-                    "use only values the observations show")
-    for key in LOOSE_FIELDS:
-        value = result.get(key)
-        if value in (None, ""):
-            continue
-        words = [w for w in _words(str(value)) if len(w) >= 2 and w not in _TRIVIAL]
-        if words and not any(w in haystack for w in words):
-            return (f"result.{key} {value!r} is not backed by any observation; "
-                    "use only what the observations show")
+    unbacked = [
+        key for key, value in result.items()
+        if (key in EXACT_FIELDS and not _appears(key, value, haystack))
+        or (key in LOOSE_FIELDS and not _loosely_backed(value, haystack))
+    ]
+    if unbacked and (len(unbacked) == len(result) or any(k in MAIN_FIELDS for k in unbacked)):
+        key = next((k for k in unbacked if k in MAIN_FIELDS), unbacked[0])
+        return Verdict(f"result.{key} {result[key]!r} does not appear in any observation; "
+                       "use only values the observations show", result)
+    kept = {k: v for k, v in result.items() if k not in unbacked}
     if bodies:
-        stated = " ".join([answer, *(str(v) for v in result.values())])
-        if not _mentions(stated, haystack, facts):
-            return ("the answer does not mention any fact from the observations; name the process, "
-                    "path, number or message that the evidence shows")
-    return None
+        stated = " ".join([answer, *(str(v) for v in kept.values())])
+        if not _mentions(stated, haystack, observed_facts(bodies)):
+            return Verdict("the answer does not mention any fact from the observations; name the process, "
+                           "path, number or message that the evidence shows", result)
+    return Verdict(None, kept, tuple(unbacked))

@@ -265,14 +265,18 @@ class _Run:
                         self.bodies,
                         tools_worked=self.tools_worked,
                     )
-                    if verdict is None or last or forced or rejections >= self.s.answer_rejections:
-                        evaluation = "answer accepted" if verdict is None else f"answer accepted unchecked: {verdict}"
-                        yield from self._accept(step, parsed, stats, evaluation, forced=forced)
+                    problem = verdict.problem
+                    if problem is None or last or forced or rejections >= self.s.answer_rejections:
+                        evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
+                        if verdict.dropped:
+                            evaluation += f" (dropped unbacked result fields: {', '.join(verdict.dropped)})"
+                        result = verdict.result if problem is None else action_input.get("result") or {}
+                        yield from self._accept(step, parsed, result, stats, evaluation, forced=forced)
                         return
                     rejections += 1
-                    yield ev.AnswerRejected(self.run_id, step, verdict)
-                    outcome = _Outcome("rejected", f"Your answer was not accepted: {verdict}.", "answer_check",
-                                       evaluation=f"answer rejected: {verdict}")
+                    yield ev.AnswerRejected(self.run_id, step, problem)
+                    outcome = _Outcome("rejected", f"Your answer was not accepted: {problem}.", "answer_check",
+                                       evaluation=f"answer rejected: {problem}")
                 else:
                     outcome = _Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
             elif parsed and action == ASK_USER:
@@ -373,6 +377,8 @@ class _Run:
         notes = []
         evaluation = "new information" if new_info else "no new information"
         if previous is not None:
+            new_info = False  # a fresh reading of a call already made is not progress
+            evaluation = "no new information"
             notes.append(f"Note: you made this exact call before at step {previous.step}; this is a fresh "
                          "reading. Do not repeat it again.")
             evaluation = f"repeat of step {previous.step} (fresh reading, {evaluation})"
@@ -431,10 +437,10 @@ class _Run:
             should_continue=reflection.should_continue, plan=plan, steps_left=steps_left)))
         return reflection, gen.stats
 
-    def _accept(self, step: int, parsed: Step, stats: GenerationStats, evaluation: str, *,
-                forced: bool) -> Iterator[ev.Event]:
+    def _accept(self, step: int, parsed: Step, result: Mapping[str, Any], stats: GenerationStats,
+                evaluation: str, *, forced: bool) -> Iterator[ev.Event]:
         data = parsed.action_input
-        result = {k: v for k, v in dict(data.get("result") or {}).items() if v not in (None, "")}
+        result = {k: v for k, v in dict(result).items() if v not in (None, "")}
         self.answer = ev.FinalAnswer(self.run_id, step, str(data.get("answer", "")).strip(), result,
                                      tuple(str(x) for x in data.get("evidence") or ()), forced=forced)
         yield self.answer
