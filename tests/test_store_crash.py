@@ -59,12 +59,13 @@ CHILD = textwrap.dedent(r'''
 
         def probe(n: int = 0):
             time.sleep(0.01)
-            return ok({"n": n, "lines": [f"{run_id} line {i}" for i in range(60)]})
+            return ok(f"culprit=/srv/bigfile.log probe={n}\n" + "\n".join(f"line {i} of probe {n}" for i in range(60)))
 
         registry = Registry([ToolSpec("probe", "Probe something.", schema_from_signature(probe), probe, {"n": 1})])
         replies = [{"thought": f"probe {n}", "action": "probe", "action_input": {"n": n}} for n in range(1, 6)]
         replies.append({"thought": "done", "action": "finish",
-                        "action_input": {"answer": "probe said enough", "result": {}, "evidence": ["n=1"]}})
+                        "action_input": {"answer": "/srv/bigfile.log fills the disk", "result": {"path": "/srv/bigfile.log"},
+                                         "evidence": ["culprit=/srv/bigfile.log"]}})
         model = ScriptedModel(replies)
         settings = EngineSettings(max_steps=8, reflection=False, no_progress_steps=8)
         yield from Engine(model, registry, settings, snapshot=lambda pids: {"load": 0.1}).run("crash question")
@@ -158,7 +159,8 @@ def test_sigkill_at_random_points_loses_no_committed_step_and_marks_the_run_inte
                 assert run["status"] == ev.INTERRUPTED
                 assert run["step_count"] == len(run["steps"]) and "stopped before the run ended" in run["error"]
             else:
-                assert run["status"] in (ev.MAX_STEPS, ev.FINISHED) and run["ended_at"]
+                # its RunEnded committed before the kill: whatever status the engine gave is kept
+                assert run["status"] not in (ev.RUNNING, ev.INTERRUPTED) and run["ended_at"], run
         store.close()
         assert time.monotonic() < deadline, "the crash test is taking too long for CI"
     assert steps_checked > 20, "the children were killed before committing anything: the test proved little"
