@@ -11,6 +11,7 @@ CI run that silently skipped every real-model test would prove nothing.
 from __future__ import annotations
 
 import os
+import struct
 import sys
 from pathlib import Path
 
@@ -70,3 +71,34 @@ def tmp_models(tmp_path, monkeypatch) -> Path:
     models.mkdir()
     monkeypatch.setenv("APPLIANCE_MODELS_DIR", str(models))
     return models
+
+
+def _gguf_string(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return struct.pack("<Q", len(data)) + data
+
+
+def build_gguf(path: Path, *, version: int = 3, architecture: str = "llama", context_length: int = 2048,
+               extra: bytes = b"", extra_count: int = 0, tensor_elements: int = 8, magic: bytes = b"GGUF") -> Path:
+    """Write a small, structurally valid GGUF (a few metadata entries, one F32 tensor).
+
+    `extra`/`extra_count` append raw metadata entries (to plant corrupt lengths); the result is a
+    file that the appliance's header check accepts unless the caller breaks it on purpose.
+    """
+    kvs = [
+        _gguf_string("general.architecture") + struct.pack("<I", 8) + _gguf_string(architecture),
+        _gguf_string(f"{architecture}.context_length") + struct.pack("<I", 4) + struct.pack("<I", context_length),
+        _gguf_string("general.name") + struct.pack("<I", 8) + _gguf_string("test model"),
+    ]
+    header = magic + struct.pack("<IQQ", version, 1, len(kvs) + extra_count) + b"".join(kvs) + extra
+    header += _gguf_string("weights") + struct.pack("<I", 1) + struct.pack("<Q", tensor_elements)
+    header += struct.pack("<IQ", 0, 0)  # type F32, offset 0
+    header += b"\0" * (-len(header) % 32)
+    path.write_bytes(header + struct.pack(f"<{tensor_elements}f", *range(tensor_elements)))
+    return path
+
+
+@pytest.fixture
+def make_gguf():
+    """The `build_gguf` helper, for tests that need synthetic GGUF files."""
+    return build_gguf

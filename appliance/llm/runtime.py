@@ -11,6 +11,7 @@ wrap the loaded model with the adaptive thread policy.
 from __future__ import annotations
 
 import ctypes
+from collections import deque
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -26,8 +27,10 @@ DEFAULT_CONTEXT = 8192
 ENV_THREADS = "APPLIANCE_THREADS"  # a fixed thread count instead of the adaptive choice
 ENV_IGNORE_MEMORY = "APPLIANCE_IGNORE_MEMORY"  # load even when the memory check says no
 
-# ctypes callbacks must outlive the C library's use of them: keep the one we install.
+# ctypes callbacks must outlive the C library's use of them: keep the one we install. The quiet
+# callback still keeps the last lines, so a refused file can be explained with llama.cpp's reason.
 _quiet_callback = None
+_recent_log: deque[str] = deque(maxlen=64)
 
 
 def _import_llama_cpp():
@@ -50,7 +53,11 @@ def set_llama_log(verbose: bool) -> None:
         llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
         return
     if _quiet_callback is None:
-        _quiet_callback = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+
+        def keep(level: int, text: bytes, user_data) -> None:
+            _recent_log.append(text.decode("utf-8", errors="replace") if text else "")
+
+        _quiet_callback = llama_cpp.llama_log_callback(keep)
     llama_cpp.llama_log_set(_quiet_callback, ctypes.c_void_p(0))
 
 
@@ -59,6 +66,7 @@ def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch:
     """Load a GGUF with llama.cpp; anything llama.cpp refuses becomes a one-line ModelError."""
     llama_cpp = _import_llama_cpp()
     set_llama_log(verbose)
+    _recent_log.clear()
     try:
         return llama_cpp.Llama(
             model_path=str(path),
@@ -71,8 +79,16 @@ def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch:
             verbose=verbose,
         )
     except (ValueError, RuntimeError, OSError, AssertionError) as exc:
-        reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+        reason = _log_reason() or (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
         raise ModelError(f"llama.cpp could not load model file {path}: {reason}") from None
+
+
+def _log_reason() -> str | None:
+    """llama.cpp's own explanation of a failed load, from the log lines it just wrote."""
+    for line in reversed("".join(_recent_log).splitlines()):
+        if "error loading model:" in line:
+            return line.split("error loading model:", 1)[1].strip()
+    return None
 
 
 def memory_need(info: GGUFInfo, n_ctx: int) -> int:
