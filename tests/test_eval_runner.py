@@ -198,6 +198,13 @@ def test_cli_list_show_and_compare_read_evaluations_back(tmp_path, capsys):
     assert main(["eval", "compare", "1", "x", "--db", str(db)]) == 2
     assert "not an evaluation id" in capsys.readouterr().err
     assert main(["eval", "compare", "1", "99", "--db", str(db)]) == 2
+    capsys.readouterr()
+    # Bad input to a run: one line, exit 2, before any model is loaded.
+    assert main(["eval", "--suite", "nope", "--db", str(db)]) == 2
+    assert main(["eval", "--repeat", "0", "--db", str(db)]) == 2
+    assert main(["eval", "--time-budget", "0", "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("appliance: ") == 3 and "Traceback" not in err
 
 
 @pytest.mark.model
@@ -207,7 +214,7 @@ def test_smoke_suite_runs_end_to_end_with_a_real_small_model(tmp_path, capsys, s
     nothing left behind. Whether the tiny model succeeds is not asserted (it mostly does not)."""
     db = tmp_path / "eval.db"
     code = main(["eval", "--suite", "smoke", "--model", str(smollm2_path), "--db", str(db), "--json",
-                 "--quiet", "--max-steps", "3"])
+                 "--quiet", "--max-steps", "3", "--time-budget", "45"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert len(report["cases"]) == 3
@@ -217,7 +224,8 @@ def test_smoke_suite_runs_end_to_end_with_a_real_small_model(tmp_path, capsys, s
             assert case["run_id"], case
             run = reader.get_run(case["run_id"])
             assert run["model_name"].startswith("smollm2") and run["steps"]
-            assert case["metrics"]["completion_tokens"] > 0 and case["metrics"]["tokens_per_second"] > 0
+            assert case["metrics"]["prompt_tokens"] > 0 and case["metrics"]["completion_tokens"] > 0
+            assert case["metrics"]["status"] in ("finished", "max_steps", "budget")
             assert case["reason"]  # every verdict says why
     overall = summarise_by_scenario(stored["cases"])["overall"]
     assert overall["cases"] == 3 and overall["canary_leaks"] == 0

@@ -64,6 +64,8 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suite", default=default, help="smoke, full, or scenario names joined by commas (default: full)")
     parser.add_argument("--repeat", "-k", type=int, default=default, help="runs per scenario (default: 1)")
     parser.add_argument("--max-steps", type=int, default=default, help="engine step limit (default: the engine's)")
+    parser.add_argument("--time-budget", type=float, default=default, metavar="SECONDS",
+                        help="wall-clock limit of each run (default: the engine's)")
     parser.add_argument("--json", action="store_true", default=default, help="print JSON instead of a table")
     parser.add_argument("--quiet", action="store_true", default=default, help="no progress lines on stderr")
 
@@ -85,6 +87,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.max_steps < 1:
             raise UsageError("--max-steps must be at least 1")
         settings = dataclasses.replace(settings, max_steps=args.max_steps)
+    if getattr(args, "time_budget", None) is not None:
+        if args.time_budget <= 0:
+            raise UsageError("--time-budget must be more than 0 seconds")
+        settings = dataclasses.replace(settings, time_budget_seconds=args.time_budget)
     paths = resolve_paths(db=getattr(args, "db", None))
     model = open_chat_model(getattr(args, "model", None), paths=paths, verbose=getattr(args, "verbose", False))
     store = open_store(paths.db)
