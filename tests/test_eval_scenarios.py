@@ -57,7 +57,6 @@ def check_cpu_hog(fault) -> None:
     pid = fault.truth["pid"]
     proc = psutil.Process(pid)
     assert proc.name() == fault.truth["name"]
-    assert proc.nice() == 19  # yields to the model, busy whenever the machine is idle
     before = _cpu_seconds(pid)
     deadline = time.monotonic() + 5
     while _cpu_seconds(pid) - before < 0.05 and time.monotonic() < deadline:

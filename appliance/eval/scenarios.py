@@ -119,10 +119,10 @@ _SLEEP_FOREVER = "\nwhile True:\n    time.sleep(60)\n"
 
 
 def _spawn_cpu_hog(sandbox: Sandbox, name: str, args: Sequence[str] = ()) -> int:
-    # nice 19: the hog takes a whole core whenever the model is idle (when the tools measure) but
-    # yields to the model while it generates, so the evaluation is not slowed down by its own fault.
+    # Not niced: a niced hog gets almost no CPU on a busy machine and would stop being the truth.
+    # It does slow the model down while it runs (one core of two), which is the fault's point.
     code = "ready()\nx = 0\nwhile True:\n    x = (x * 31 + 7) % 1000003\n"
-    pid, _ = sandbox.spawn(name, code, args=args, nice=19)
+    pid, _ = sandbox.spawn(name, code, args=args)
     return pid
 
 
