@@ -20,9 +20,10 @@ MB = 1024 * 1024
 # Beyond the weights and the KV cache, llama.cpp's compute buffers, repacked weight copies and the
 # Python side add memory that grows with the model. Calibrated on this project's machine (resident
 # memory after loading with n_ctx 8192 and evaluating a 3,000-token prompt): SmolLM2-135M 424 MB,
-# Qwen 0.5B 811 MB, Qwen 1.5B 2,095 MB; the estimate below gives 501, 1,021 and 2,126 MB.
-FIXED_OVERHEAD = 160 * MB
-WEIGHT_OVERHEAD = 0.55
+# Qwen 0.5B 811 MB, Qwen 1.5B 2,095 MB (MB = MiB here); the estimate below gives 522, 1,038 and
+# 2,121 MB.
+FIXED_OVERHEAD = 192 * MB
+WEIGHT_OVERHEAD = 0.60
 HEADROOM = 0.90  # leave a tenth of what is available for the tools and the rest of the machine
 
 

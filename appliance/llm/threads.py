@@ -24,6 +24,8 @@ from typing import Callable, Sequence
 # Another program's load counts as holding a core once it uses this share of one: a core that
 # is busy a third of the time already stalls llama.cpp's lock-step threads.
 TAKEN_THRESHOLD = 0.35
+# A single CPU counts as in use by others from this share (light noise stays below it).
+CPU_BUSY_THRESHOLD = 0.25
 
 
 def physical_cores() -> int:
@@ -42,16 +44,25 @@ def choose_threads(per_core_busy: Sequence[float], physical_cores: int,
                    own_busy_cores: float = 0.0) -> tuple[int, int]:
     """(n_threads, n_threads_batch) for the next call, from per-CPU busy shares (0..1 each).
 
-    Others' load = total busy minus the appliance's own (`own_busy_cores`, in cores). Each full
-    core of it (rounded up from TAKEN_THRESHOLD) takes one thread away. Never more than the
+    The appliance's own busy time (`own_busy_cores`, in cores) is taken off the busiest CPUs
+    first (that is where its threads ran); what remains on each CPU is other programs' load. A CPU
+    counts as taken when that load reaches CPU_BUSY_THRESHOLD, but never more CPUs than the total
+    of others' load rounds up to from TAKEN_THRESHOLD (a hog hopping between two CPUs holds one
+    core, not two), so light background noise spread over many CPUs takes nothing away. Never more threads than
     physical cores, never fewer than one. Prompt evaluation follows the same rule: measured here,
     it too is faster on one free core than on two shared ones.
     """
     physical = max(1, int(physical_cores))
-    total = sum(min(1.0, max(0.0, float(b))) for b in per_core_busy)
-    others = max(0.0, total - max(0.0, float(own_busy_cores)))
-    taken = math.floor(others + (1.0 - TAKEN_THRESHOLD))
-    threads = max(1, min(physical, physical - taken))
+    busy = sorted((min(1.0, max(0.0, float(b))) for b in per_core_busy), reverse=True)
+    own = max(0.0, float(own_busy_cores))
+    others = []
+    for share in busy:
+        mine = min(share, own)
+        own -= mine
+        others.append(share - mine)
+    held = sum(1 for share in others if share >= CPU_BUSY_THRESHOLD)
+    total = math.floor(sum(others) + (1.0 - TAKEN_THRESHOLD))
+    threads = max(1, min(physical, physical - min(held, total)))
     return threads, threads
 
 
