@@ -24,7 +24,7 @@ from typing import Iterator
 import sqlite_utils
 
 from appliance.errors import StoreError
-from appliance.store.failures import LOCKED, READ_ONLY, message_for
+from appliance.store.failures import READ_ONLY, message_for
 
 BUSY_TIMEOUT_MS = 3000
 
@@ -45,7 +45,8 @@ def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_M
     if not readonly:
         mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
-            raise StoreError(message_for(LOCKED, path, f"could not switch to WAL (journal_mode={mode})"))
+            raise StoreError(f"the run database {path} cannot use write-ahead logging (journal_mode={mode}); "
+                             f"put it on a local disk with --db PATH")
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
     return db

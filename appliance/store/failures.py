@@ -70,26 +70,24 @@ def kind_of(exc: BaseException) -> str:
     return OTHER
 
 
+_ADVICE = {
+    LOCKED: "the run database {where} is locked by another process; wait for it to finish "
+            "(or close the other appliance or sqlite3 session) and try again",
+    READ_ONLY: "the run database {where} is read-only; make it and its folder writable, "
+               "or choose another file with --db PATH",
+    FULL: "the disk holding the run database {where} is full; free some space "
+          "(or remove old runs with `appliance runs rm --before DATE`) or use --db on another disk",
+    CORRUPT: "the run database {where} is corrupt; move it aside (mv {where} {where}.bad) "
+             "and a new one is created on the next run, or restore a backup",
+    CANT_OPEN: "cannot open the run database {where}; check that its folder exists and is "
+               "writable, or choose another file with --db PATH",
+    OTHER: "the run database {where} failed",
+}
+
+
 def message_for(kind: str, path: Path, detail: str) -> str:
     """The one line for `kind` about the database at `path`."""
-    where = str(path)
-    if kind == LOCKED:
-        text = (f"the run database {where} is locked by another process; wait for it to finish "
-                f"(or close the other appliance or sqlite3 session) and try again")
-    elif kind == READ_ONLY:
-        text = (f"the run database {where} is read-only; make it and its folder writable, "
-                f"or choose another file with --db PATH")
-    elif kind == FULL:
-        text = (f"the disk holding the run database {where} is full; free some space "
-                f"(or remove old runs with `appliance runs rm --before DATE`) or use --db on another disk")
-    elif kind == CORRUPT:
-        text = (f"the run database {where} is corrupt; move it aside (mv {where} {where}.bad) "
-                f"and a new one is created on the next run, or restore a backup")
-    elif kind == CANT_OPEN:
-        text = (f"cannot open the run database {where}; check that its folder exists and is "
-                f"writable, or choose another file with --db PATH")
-    else:
-        text = f"the run database {where} failed"
+    text = _ADVICE.get(kind, _ADVICE[OTHER]).format(where=path)
     return f"{text} [{detail}]" if detail else text
 
 
