@@ -16,6 +16,7 @@ from typing import Annotated
 from appliance.tools import units
 from appliance.tools.base import DENIED, ERROR, OK, fail, result, tool
 from appliance.tools.context import ToolContext
+from appliance.tools.redact import redact
 from appliance.tools.runner import TRUSTED_DIRS, find_program, run_capped
 from appliance.tools.schema import Doc, MaxLen
 
@@ -24,7 +25,7 @@ OUTPUT_SHOWN = 6000
 
 PLACEHOLDERS = {
     "UNIT": re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._:\-]{0,127}$"),
-    "N": re.compile(r"^(?:[1-9]\d{0,2}|500)$"),  # 1-500
+    "N": re.compile(r"^(?:[1-9]\d?|[1-4]\d\d|500)$"),  # 1-500
 }
 
 ALLOWED: tuple[str, ...] = (
@@ -87,7 +88,7 @@ def run_readonly(
         return fail(f"{argv[0]} is not installed on this machine", ERROR)
     full = [path, *_ALWAYS.get(argv[0], []), *argv[1:]]
     ran = run_capped(full, timeout=ctx.command_timeout, cap=OUTPUT_CAP_BYTES)
-    text = ran.output
+    text = redact(ran.output)  # before cutting, so no secret is shown half-way
     shown = text if len(text) <= OUTPUT_SHOWN else (
         "…" + text[-OUTPUT_SHOWN:] if argv[0] in _TAIL_FIRST else text[:OUTPUT_SHOWN] + "…"
     )

@@ -10,9 +10,23 @@ from appliance.tools import units
 from appliance.tools.base import EMPTY, ERROR, ok, result, fail, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import read_capped
+from appliance.tools.redact import redact
 from appliance.tools.schema import Doc, MaxLen, Range
 
 PathArg = Annotated[str, MaxLen(512), Doc("absolute path (or ~/...)")]
+REDACT_MARGIN = 4096  # read this much past the cut so secrets crossing it are still recognised
+
+
+def cut_redacted(text: str, keep: int) -> str:
+    """The first `keep` characters of `text` after redaction; a marker is never cut in half."""
+    full = redact(text)
+    if len(full) <= keep:
+        return full
+    cut = full[:keep]
+    start = cut.rfind("[REDACTED:")
+    if start != -1 and "]" not in cut[start:]:
+        cut = full[: full.index("]", start) + 1]
+    return cut
 
 
 def looks_binary(sample: bytes) -> bool:
@@ -33,13 +47,14 @@ def read_file(
     Not for logs (use read_log: it reads the end and summarises errors)."""
     fd, real, st = ctx.policy.open_file(path)
     try:
-        raw = read_capped(fd, max_bytes + 1)
+        raw = read_capped(fd, max_bytes + REDACT_MARGIN)
     finally:
         os.close(fd)
     if looks_binary(raw):
         return fail(f"{path} is a binary file ({units.size(st.st_size)}); only text files are shown", ERROR)
     truncated = len(raw) > max_bytes
-    text = raw[:max_bytes].decode("utf-8", errors="replace")
+    # Redact before cutting, so a secret that straddles the cut is not shown half-way.
+    text = cut_redacted(raw.decode("utf-8", errors="replace"), len(raw[:max_bytes].decode("utf-8", errors="replace")))
     data = {
         "path": str(real),
         "size": units.size(st.st_size) if st.st_size else "unknown (virtual file)",

@@ -17,6 +17,7 @@ from appliance.tools import units
 from appliance.tools.base import EMPTY, ERROR, ok, fail, result, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.files import looks_binary
+from appliance.tools.redact import redact, redact_blocks
 from appliance.tools.runner import find_program, run_capped
 from appliance.tools.schema import Doc, MaxLen, Range
 
@@ -69,7 +70,7 @@ def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
     shown: list[str] = []
     budget = TEXT_LIMIT
     for line in reversed(selected[-want:]):
-        clipped = units.clip(line, LINE_LIMIT)
+        clipped = units.clip(redact(line), LINE_LIMIT)  # redact before clipping: no half secrets
         if budget - len(clipped) < 0:
             break
         budget -= len(clipped)
@@ -79,7 +80,7 @@ def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
         "lines_scanned": len(lines),
         "counts": {"error": counts["error"], "warning": counts["warning"]},
         "top_errors": [
-            {"count": n, "example": units.clip(example[key], LINE_LIMIT)} for key, n in repeated.most_common(5)
+            {"count": n, "example": units.clip(redact(example[key]), LINE_LIMIT)} for key, n in repeated.most_common(5)
         ],
         "matching_lines": len(selected),
         "lines": shown,
@@ -102,7 +103,7 @@ def _file_tail(ctx: ToolContext, path: str) -> tuple[list[str], dict]:
             cut = start > 0
     if looks_binary(window[:8192]):
         raise _NotText(f"{path} is a binary file; for the systemd journal use path 'journal'")
-    lines = window.decode("utf-8", errors="replace").splitlines()
+    lines = redact_blocks(window.decode("utf-8", errors="replace")).splitlines()
     if cut and lines:
         lines = lines[1:]  # the first line of the window is probably cut in half
     source = {"path": str(real), "size": units.size(st.st_size), "modified": units.when(st.st_mtime)}
@@ -129,7 +130,7 @@ def _journal(ctx: ToolContext, unit: str, level: str) -> tuple[list[str], dict] 
     ran = run_capped(argv, timeout=ctx.command_timeout, cap=4 * 1024 * 1024)
     if ran.timed_out:
         return fail(f"journalctl did not finish within {ctx.command_timeout:.0f} s", ERROR)
-    lines = [line for line in ran.output.splitlines() if line.strip() and not line.startswith("-- ")]
+    lines = [line for line in redact_blocks(ran.output).splitlines() if line.strip() and not line.startswith("-- ")]
     if ran.exit_code not in (0, None) and not lines:
         return fail(f"journalctl failed: {units.clip(ran.output.strip(), 200)}", ERROR)
     return lines, {"source": "systemd journal" + (f", unit {unit}" if unit else "")}

@@ -42,7 +42,7 @@ TOKEN_KINDS: list[tuple[str, tuple[str, ...], str]] = [
     ("gitlab-token", ("gl",), r"\bgl(?:pat|dt|rt|ptt|cbt|imt|oas|ft|soat|agent)-[A-Za-z0-9_\-]{20,}"),
     ("slack-webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]+"),
     ("slack-token", ("xox",), r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"),
-    ("google-api-key", ("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}"),
+    ("google-api-key", ("aiza",), r"\bAIza[0-9A-Za-z_\-]{30,}"),
     ("google-oauth-secret", ("gocspx-",), r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"),
     ("stripe-key", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}"),
     ("api-key", ("sk-",), r"\bsk-(?:proj-|ant-(?:api\d\d-)?|live-)?[A-Za-z0-9_\-]{20,}"),
@@ -91,14 +91,15 @@ _PLACEHOLDER = re.compile(
     re.I,
 )
 
-# key = value, key: value, "key": "value", key="value with spaces", key => value. The key is any
-# word; `_assignment` decides from the key's name (and, for doubtful keys, the value's entropy).
-_ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z][A-Za-z0-9_.\-]{1,63})"
-    r"(?P<sep>[\"']?[ \t]*(?::|=>?)[ \t]*)"
-    r"(?:(?P<q>[\"'])(?P<qval>(?!\[REDACTED)[^\"'\n]{1,500})(?P=q)"
-    r"|(?P<val>(?!\[REDACTED)[^\s\"',;&<>)}\]]{1,500}))"
+# key = value, key: value, "key": "value", key="value with spaces", key => value. Only the key and
+# separator are matched by the scan (so "was: db_password = x" cannot swallow the real key as a
+# value); `_redact_assignments` then reads the value after a key whose name says secret.
+_KEY_SEP = re.compile(
+    r"(?<![A-Za-z0-9_.\-])(?P<key>[A-Za-z][A-Za-z0-9_.\-]{1,63})(?P<sep>[\"']?[ \t]*(?::|=>?)[ \t]*)"
 )
+_KEY_HINTS = ("pass", "pw", "secret", "token", "key", "credential", "string", "auth", "session", "sid", "sig",
+              "cookie", "salt", "hash", "nonce", "bearer", "jwt", "dsn", "cert")
+_VALUE = re.compile(r"(?P<q>[\"'])(?P<qval>[^\"'\n]{1,500})(?P=q)|(?P<val>[^\s\"',;&<>)}\]]{1,500})")
 # --password VALUE (space-separated command-line options)
 _OPTION = re.compile(
     r"(?i)(?P<key>(?<!\S)--?(?:[a-z0-9]+-)*(?:password|passwd|pass|secret|token|api-key|apikey|auth-token))"
@@ -134,20 +135,43 @@ def _kind_for_key(key: str) -> str:
     return "secret"
 
 
-def _assignment(match: re.Match) -> str:
-    key = match.group("key")
-    quoted = match.group("qval") is not None
-    value = (match.group("qval") if quoted else match.group("val")).strip()
-    if _SECRET_KEY_NAME.match(key):
-        if _PLACEHOLDER.match(value):
-            return match.group(0)
-        kind = _kind_for_key(key)
-    elif _MAYBE_SECRET_KEY.search(key) and looks_random(value):
-        kind = "high-entropy-secret"
-    else:
-        return match.group(0)
-    q = match.group("q") or ""
-    return f"{key}{match.group('sep')}{q}{marker(kind)}{q}"
+def _redact_assignments(text: str) -> str:
+    out: list[str] = []
+    done = 0
+    for match in _KEY_SEP.finditer(text):
+        if match.start() < done:
+            continue  # inside a value already replaced
+        key = match.group("key")
+        lowered = key.lower()
+        if not any(hint in lowered for hint in _KEY_HINTS):
+            continue  # most keys (user=, pid=, time:) name nothing secret: skip the full checks
+        secret = _SECRET_KEY_NAME.match(key)
+        if not secret and not _MAYBE_SECRET_KEY.search(key):
+            continue
+        value_match = _VALUE.match(text, match.end())
+        if value_match is None:
+            continue
+        quoted = value_match.group("qval") is not None
+        value = (value_match.group("qval") if quoted else value_match.group("val")).strip()
+        if value.startswith("[REDACTED") or _KEY_SEP.match(text, match.end()) and not quoted and \
+                _KEY_SEP.match(text, match.end()).end() <= value_match.end():
+            continue  # the "value" is itself the next key (key: other_key = value)
+        if secret:
+            if _PLACEHOLDER.match(value):
+                continue
+            kind = _kind_for_key(key)
+        elif looks_random(value):
+            kind = "high-entropy-secret"
+        else:
+            continue
+        start, end = (value_match.start("qval"), value_match.end("qval")) if quoted else value_match.span("val")
+        out.append(text[done:start])
+        out.append(marker(kind))
+        done = end
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _option(match: re.Match) -> str:
@@ -164,7 +188,7 @@ _RULES: list[tuple[tuple[str, ...], re.Pattern, Callable[[re.Match], str] | str]
     (("cookie",), _COOKIE_HEADER, lambda m: f"{m.group(1)}{marker('cookie')}"),
     ((" -p",), _GLUED_P, lambda m: f"{m.group(1)}{marker('password')}"),
     (("-",), _OPTION, _option),
-    (("",), _ASSIGNMENT, _assignment),
+    (("=", ":"), _KEY_SEP, _redact_assignments),
 ]
 
 
@@ -175,7 +199,15 @@ def redact(text: str) -> str:
     lowered = text.lower()
     for needles, regex, replacement in _RULES:
         if any(needle in lowered for needle in needles):
-            text = regex.sub(replacement, text)
+            text = replacement(text) if regex is _KEY_SEP else regex.sub(replacement, text)
+    return text
+
+
+def redact_blocks(text: str) -> str:
+    """Only the multi-line secrets (private key blocks). For tools that go on to handle text line
+    by line, where a key's body lines would no longer look like a key."""
+    if "PRIVATE KEY" in text or "PuTTY-User-Key" in text:
+        text = _PUTTY_KEY.sub(marker("private-key"), _PRIVATE_KEY.sub(marker("private-key"), text))
     return text
 
 
