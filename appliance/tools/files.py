@@ -50,6 +50,8 @@ def read_file(
         raw = read_capped(fd, max_bytes + REDACT_MARGIN)
     finally:
         os.close(fd)
+    if str(real).startswith("/proc/"):
+        raw = raw.replace(b"\x00", b" ")  # /proc/PID/cmdline and friends separate fields with NULs
     if looks_binary(raw):
         return fail(f"{path} is a binary file ({units.size(st.st_size)}); only text files are shown", ERROR)
     truncated = len(raw) > max_bytes

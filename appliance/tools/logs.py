@@ -130,7 +130,8 @@ def _journal(ctx: ToolContext, unit: str, level: str) -> tuple[list[str], dict] 
     ran = run_capped(argv, timeout=ctx.command_timeout, cap=4 * 1024 * 1024)
     if ran.timed_out:
         return fail(f"journalctl did not finish within {ctx.command_timeout:.0f} s", ERROR)
-    lines = [line for line in redact_blocks(ran.output).splitlines() if line.strip() and not line.startswith("-- ")]
+    lines = [line for line in redact_blocks(ran.output).splitlines()
+             if line.strip() and not line.startswith("-- ") and line != "No journal files were found."]
     if ran.exit_code not in (0, None) and not lines:
         return fail(f"journalctl failed: {units.clip(ran.output.strip(), 200)}", ERROR)
     return lines, {"source": "systemd journal" + (f", unit {unit}" if unit else "")}

@@ -68,7 +68,7 @@ DENY_PATHS = (
 # Per-process files that expose memory or the environment (secrets live in environments).
 _PROC_SECRET = re.compile(
     r"^/proc/(?:\d+|self|thread-self)(?:/task/\d+)?/(?:mem|environ|pagemap|auxv|syscall|stack|"
-    r"personality|clear_refs|map_files(?:/.*)?|fd/.*|fdinfo/.*|cwd(?:/.*)?|root(?:/.*)?)$"
+    r"personality|clear_refs|map_files(?:/.*)?|fd(?:/.*)?|fdinfo(?:/.*)?|cwd(?:/.*)?|root(?:/.*)?)$"
 )
 
 
