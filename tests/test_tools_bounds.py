@@ -17,14 +17,7 @@ from appliance.tools.registry import ToolContext, build_registry
 FILES = 200_000
 
 
-@pytest.fixture(scope="module")
-def huge_tree(tmp_path_factory) -> Path:
-    # tmpfs creates and removes 200,000 inodes several times faster than a disk filesystem
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        root = Path(tempfile.mkdtemp(prefix="appliance-huge-", dir=shm))
-    else:
-        root = tmp_path_factory.mktemp("huge")
+def _fill(root: Path) -> None:
     flags = os.O_CREAT | os.O_WRONLY | os.O_EXCL
     for d in range(200):
         sub = root / f"d{d:03d}"
@@ -37,6 +30,24 @@ def huge_tree(tmp_path_factory) -> Path:
             os.close(dir_fd)
     with open(root / "big.bin", "wb") as handle:  # one large entry at the top level
         handle.write(b"\x01" * (8 << 20))
+
+
+@pytest.fixture(scope="module")
+def huge_tree(tmp_path_factory) -> Path:
+    # tmpfs creates and removes 200,000 inodes several times faster than a disk filesystem;
+    # a small or full /dev/shm (containers) falls back to the temporary directory.
+    root = None
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        root = Path(tempfile.mkdtemp(prefix="appliance-huge-", dir=shm))
+        try:
+            _fill(root)
+        except OSError:
+            shutil.rmtree(root, ignore_errors=True)
+            root = None
+    if root is None:
+        root = tmp_path_factory.mktemp("huge")
+        _fill(root)
     yield root
     shutil.rmtree(root, ignore_errors=True)
 

@@ -13,9 +13,39 @@ from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.schema import Doc, Range
 
-# Filesystems that are not storage a person can fill or free.
-_PSEUDO = {"squashfs", "overlay", "tmpfs", "devtmpfs", "proc", "sysfs", "cgroup", "cgroup2", "nsfs",
-           "autofs", "fuse.gvfsd-fuse", "fuse.portal", "ramfs", "efivarfs", "tracefs", "debugfs"}
+# Kernel and virtual filesystems: never storage a person can fill or free.
+_VIRTUAL = {
+    "proc", "sysfs", "devpts", "mqueue", "securityfs", "pstore", "bpf", "configfs", "fusectl", "hugetlbfs",
+    "binfmt_misc", "rpc_pipefs", "nfsd", "selinuxfs", "cgroup", "cgroup2", "debugfs", "tracefs", "autofs",
+    "nsfs", "efivarfs", "squashfs", "fuse.gvfsd-fuse", "fuse.portal", "fuse.lxcfs", "fuse.snapfuse", "devtmpfs",
+}
+# Memory-backed filesystems: shown only when nearly full (a full /tmp or /dev/shm is a real problem).
+_IN_MEMORY = {"tmpfs", "ramfs"}
+NEARLY_FULL = 80.0
+
+
+def _filesystems() -> list[tuple]:
+    """(partition, usage, statvfs) of every filesystem worth showing, one per device."""
+    found = []
+    seen: set[tuple[str, str]] = set()
+    for part in sorted(psutil.disk_partitions(all=True), key=lambda p: len(p.mountpoint)):
+        if part.fstype in _VIRTUAL or part.mountpoint.startswith(("/proc/", "/sys/", "/snap/")):
+            continue
+        if part.fstype == "overlay" and part.mountpoint != "/":
+            continue  # other containers' root filesystems
+        key = (part.device, part.mountpoint if part.fstype in _IN_MEMORY else "")
+        if key in seen:
+            continue  # a bind mount of a filesystem already listed
+        try:
+            usage = psutil.disk_usage(part.mountpoint)
+            stv = os.statvfs(part.mountpoint)
+        except OSError:
+            continue
+        if usage.total == 0 or (part.fstype in _IN_MEMORY and usage.percent < NEARLY_FULL):
+            continue
+        seen.add(key)
+        found.append((part, usage, stv))
+    return found
 
 
 @tool(ttl=30.0, timeout=10.0)
@@ -23,18 +53,7 @@ def disk_usage(ctx: ToolContext) -> dict:
     """Every real filesystem: device, type, size, used %, free space and inode use %, fullest first.
     Use for "disk full" or "no space left"; then dir_sizes on the full mount to find what fills it."""
     rows = []
-    seen: set[str] = set()
-    for part in psutil.disk_partitions(all=False):
-        if part.fstype in _PSEUDO or part.device in seen or part.mountpoint.startswith("/snap/"):
-            continue
-        try:
-            usage = psutil.disk_usage(part.mountpoint)
-            stv = os.statvfs(part.mountpoint)
-        except OSError:
-            continue
-        if usage.total == 0:
-            continue
-        seen.add(part.device)
+    for part, usage, stv in _filesystems():
         inodes = units.pct(stv.f_files - stv.f_ffree, stv.f_files) if stv.f_files else None
         rows.append({
             "mount": part.mountpoint, "device": part.device, "type": part.fstype,
@@ -45,7 +64,7 @@ def disk_usage(ctx: ToolContext) -> dict:
     rows.sort(key=lambda r: r["used_percent"], reverse=True)
     if not rows:
         return result(EMPTY, {"filesystems": []}, "no real (disk-backed) filesystems are mounted")
-    return ok({"filesystems": rows})
+    return ok({"filesystems": rows, "note": f"memory-backed filesystems (tmpfs) are listed only when over {NEARLY_FULL:.0f}% full"})
 
 
 @tool(ttl=3.0, timeout=12.0, example={"sample_seconds": 1.0})

@@ -129,7 +129,7 @@ def network_connections(
     if other_states:
         data["other_states"] = dict(sorted(other_states.items()))
     if unknown_owner:
-        data["note"] = f"{unknown_owner} sockets have no visible owner" + (
+        data["note"] = f"{unknown_owner} socket{'s' if unknown_owner != 1 else ''} without a visible owner" + (
             "" if is_root() else " (not running as root: other users' processes are hidden)"
         ) + (" or belong to another network namespace/container" if is_root() else "")
     if not unique and not established and not other_states:

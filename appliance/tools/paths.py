@@ -204,7 +204,7 @@ class PathPolicy:
         _refuse_special(path, before.st_mode)
         if stat.S_ISDIR(before.st_mode):
             raise IsADirectoryError(f"{path} is a directory; use list_dir")
-        fd = _open_noatime(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_noatime(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             after = os.fstat(fd)
             if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
@@ -219,7 +219,7 @@ class PathPolicy:
         """Open an allowed directory (O_DIRECTORY|O_NOFOLLOW); returns (fd, real path)."""
         real = self.resolve(path, purpose)
         try:
-            fd = _open_noatime(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = open_noatime(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             raise FileNotFoundError(f"{path} does not exist") from None
         except NotADirectoryError:
@@ -254,7 +254,7 @@ def _refuse_special(path: str, mode: int) -> None:
         raise PathDenied(f"{path} is a socket, not a file")
 
 
-def _open_noatime(path: Path, flags: int) -> int:
+def open_noatime(path: Path | str, flags: int) -> int:
     """Open without updating the access time when the kernel lets us (owner or root)."""
     noatime = getattr(os, "O_NOATIME", 0)
     if noatime:

@@ -31,7 +31,8 @@ def top_processes(
     }
     ranked = sorted(taken.procs, key=keys[sort_by], reverse=True)[:n]
     now = time.time()
-    rows = [row(p, own, taken.cpu_count, io=(sort_by == "io"), now=now) for p in ranked]
+    total_mem = psutil.virtual_memory().total
+    rows = [row(p, own, taken.cpu_count, total_mem, io=(sort_by == "io"), now=now) for p in ranked]
     zombies = sum(1 for p in taken.procs if p.get("status") == psutil.STATUS_ZOMBIE)
     data = {
         "sorted_by": sort_by,

@@ -94,10 +94,10 @@ def sample(seconds: float, with_io: bool = False) -> Sample:
     return Sample(elapsed, procs, psutil.cpu_count() or 1, machine)
 
 
-def row(info: dict, own: set[int], cpu_count: int, *, io: bool = False, now: float | None = None) -> dict:
+def row(info: dict, own: set[int], cpu_count: int, total_mem: int, *, io: bool = False,
+        now: float | None = None) -> dict:
     """One process as compact data: what a person would look at in top."""
     mem = info.get("memory_info")
-    total_mem = psutil.virtual_memory().total
     out = {
         "pid": info["pid"],
         "name": info.get("name") or "?",

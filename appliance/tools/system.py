@@ -22,8 +22,9 @@ def _os_name() -> str:
 
 
 def _cpu_busy_percent(seconds: float = 0.3) -> float:
-    before = psutil.cpu_times_percent(interval=seconds)
-    return units.pct(100.0 - before.idle - getattr(before, "iowait", 0.0))
+    """CPU use over a short interval (psutil's interval-less first reading is meaningless)."""
+    shares = psutil.cpu_times_percent(interval=seconds)
+    return units.pct(100.0 - shares.idle - getattr(shares, "iowait", 0.0))
 
 
 @tool(ttl=5.0, timeout=10.0)

@@ -22,7 +22,7 @@ from typing import Annotated, Iterator
 from appliance.tools import units
 from appliance.tools.base import EMPTY, OK, PARTIAL, result, tool
 from appliance.tools.context import ToolContext
-from appliance.tools.paths import _open_noatime, secret_child
+from appliance.tools.paths import open_noatime, secret_child
 from appliance.tools.schema import Doc, MaxLen, Range
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -86,7 +86,7 @@ def walk(root: Path, root_fd: int, stats: WalkStats, max_entries: int, deadline:
             parts, dirpath, fd, named_depth = queue.popleft()
             if fd is None:
                 try:
-                    fd = _open_noatime(dirpath, _DIR_FLAGS)
+                    fd = open_noatime(dirpath, _DIR_FLAGS)
                 except OSError:
                     stats.unreadable += 1
                     continue
