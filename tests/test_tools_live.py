@@ -17,23 +17,63 @@ from test_tools_support import check_invariants
 
 REGISTRY = default_registry()
 
-# tool -> (arguments, keys its data must have when the status is ok)
+# Output schemas, checked with the same validator that checks the model's calls. Fields whose
+# type depends on the machine ("no swap configured" vs a dict) are left to the invariants.
+STR = {"type": "string"}
+INT = {"type": "integer", "minimum": 0}
+NUM = {"type": "number", "minimum": 0}
+PCT = {"type": "number", "minimum": 0, "maximum": 100}
+BOOL = {"type": "boolean"}
+
+
+def obj(**props) -> dict:
+    return {"type": "object", "required": list(props), "properties": props}
+
+
+def arr(item: dict) -> dict:
+    return {"type": "array", "items": item}
+
+
+PROCESS = obj(pid={"type": "integer", "minimum": 1}, name=STR, cpu_percent=PCT, cores_busy=NUM, memory=STR,
+              memory_percent=PCT, started=STR, command=STR)
+SCAN = obj(files=INT, dirs=INT, total=STR, elapsed_seconds=NUM, partial=BOOL, skipped={"type": "object"})
+LOG = obj(lines_scanned=INT, counts=obj(error=INT, warning=INT), top_errors=arr(obj(count=INT, example=STR)),
+          matching_lines=INT, lines=arr(STR))
+
+# tool -> (arguments, schema of its data when the status is ok)
 LIVE_CALLS = {
-    "system_overview": ({}, {"os", "kernel", "uptime", "booted", "cpu", "load_average", "memory", "swap", "battery"}),
-    "top_processes": ({"n": 5, "sample_seconds": 0.5}, {"top", "machine_cpu_percent", "processes_total", "sample_seconds"}),
-    "process_details": ({"pid": os.getpid()}, {"pid", "name", "status", "command", "threads", "memory", "parent"}),
-    "memory_report": ({"n": 5}, {"ram", "swap", "pressure", "top_consumers"}),
-    "disk_usage": ({}, {"filesystems"}),
-    "dir_sizes": ({"path": "/etc", "depth": 1, "top": 5}, {"path", "total", "largest", "scan"}),
-    "largest_files": ({"path": "/etc", "top": 5, "min_size_mb": 0}, {"path", "files", "scan"}),
-    "disk_io": ({"sample_seconds": 0.3}, {"disks", "sample_seconds"}),
-    "network_interfaces": ({"sample_seconds": 0.3}, {"interfaces"}),
-    "network_connections": ({}, set()),
-    "sensors": ({}, {"temperatures", "fans", "battery"}),
-    "read_log": ({"path": "/etc/os-release", "lines": 5}, {"lines", "counts", "top_errors", "lines_scanned"}),
-    "read_file": ({"path": "/etc/os-release"}, {"path", "text", "size", "truncated"}),
-    "list_dir": ({"path": "/etc", "n": 10}, {"path", "entries", "entries_total"}),
-    "run_readonly": ({"command": "uname -a"}, {"command", "exit_code", "output"}),
+    "system_overview": ({}, obj(os=STR, kernel=STR, hostname=STR, uptime=STR, booted=STR,
+                                cpu=obj(logical_cores={"type": "integer", "minimum": 1}, busy_percent=PCT),
+                                load_average=obj(**{"1min": NUM, "5min": NUM, "15min": NUM, "per_core_1min": NUM}),
+                                memory=obj(total=STR, available=STR, used_percent=PCT), processes=INT)),
+    "top_processes": ({"n": 5, "sample_seconds": 0.5},
+                      obj(sorted_by={"type": "string", "enum": ["cpu"]}, sample_seconds=NUM, machine_cpu_percent=PCT,
+                          cpu_count={"type": "integer", "minimum": 1}, processes_total=INT, zombies=INT, top=arr(PROCESS))),
+    "process_details": ({"pid": os.getpid()}, obj(pid=INT, name=STR, status=STR, command=STR, threads=INT, memory=STR,
+                                                  memory_percent=PCT, parent=obj(pid=INT), children=arr(obj(pid=INT)),
+                                                  open_files=INT, connections=INT, num_fds=INT, cwd=STR)),
+    "memory_report": ({"n": 5}, obj(ram=obj(total=STR, used=STR, available=STR, used_percent=PCT),
+                                    top_consumers=arr(obj(pid=INT, name=STR, memory=STR, memory_percent=PCT, command=STR)))),
+    "disk_usage": ({}, obj(filesystems=arr(obj(mount=STR, device=STR, type=STR, size=STR, used=STR, free=STR,
+                                                used_percent=PCT, read_only=BOOL)))),
+    "dir_sizes": ({"path": "/etc", "depth": 1, "top": 5},
+                  obj(path=STR, total=STR, scan=SCAN,
+                      largest=arr(obj(path=STR, type={"type": "string", "enum": ["dir", "file"]}, size=STR, percent_of_total=PCT)))),
+    "largest_files": ({"path": "/etc", "top": 5, "min_size_mb": 0},
+                      obj(path=STR, min_size=STR, scan=SCAN, files=arr(obj(path=STR, size=STR, modified=STR)))),
+    "disk_io": ({"sample_seconds": 0.3}, obj(sample_seconds=NUM, cpu_iowait_percent=PCT,
+                                             disks=arr(obj(disk=STR, read=STR, write=STR, ops_per_second=NUM, busy_percent=PCT)))),
+    "network_interfaces": ({"sample_seconds": 0.3}, obj(sample_seconds=NUM,
+                                                        interfaces=arr(obj(interface=STR, up=BOOL, addresses=arr(STR))))),
+    "network_connections": ({}, obj(listening=arr(obj(proto={"type": "string", "enum": ["tcp", "udp"]}, address=STR,
+                                                      port=INT)),
+                                    established_by_remote=arr(obj(remote=STR, connections=INT, local_ports=arr(INT))))),
+    "sensors": ({}, {"type": "object", "required": ["temperatures", "fans", "battery"]}),
+    "read_log": ({"path": "/etc/os-release", "lines": 5}, LOG),
+    "read_file": ({"path": "/etc/os-release"}, obj(path=STR, text=STR, size=STR, truncated=BOOL)),
+    "list_dir": ({"path": "/etc", "n": 10}, obj(path=STR, entries_total=INT, dirs=INT, files=INT,
+                                                entries=arr(obj(name=STR, type=STR)))),
+    "run_readonly": ({"command": "uname -a"}, obj(command=STR, exit_code=INT, seconds=NUM, output=STR)),
 }
 
 
@@ -49,14 +89,15 @@ def test_every_registered_tool_has_a_live_check_and_a_short_description():
 
 @pytest.mark.parametrize("name", sorted(LIVE_CALLS))
 def test_tool_on_the_live_host(name):
-    args, keys = LIVE_CALLS[name]
+    args, schema = LIVE_CALLS[name]
     started = time.monotonic()
     outcome = REGISTRY.call(name, args)
     elapsed = time.monotonic() - started
     check_invariants(name, outcome)
     assert outcome["status"] in {"ok", "empty", "partial"}, outcome
     if outcome["status"] == "ok":
-        assert keys <= set(outcome["data"]), (name, sorted(outcome["data"]))
+        problem = validate(outcome["data"], schema, where=name)
+        assert problem is None, (problem, outcome["data"])
     assert elapsed < REGISTRY.get(name).timeout
 
 
