@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 
 import psutil
@@ -144,6 +146,13 @@ def test_schema_refuses_bad_arguments_before_the_tool_runs():
     assert REGISTRY.call("read_file", {})["status"] == "invalid"
     assert REGISTRY.call("read_file", {"path": "/etc/hostname", "extra": 1})["status"] == "invalid"
     assert REGISTRY.call("read_file", {"path": "x" * 600})["status"] == "invalid"
+
+
+def test_the_tools_layer_imports_neither_the_ui_nor_the_model_runtime():
+    code = ("import sys, appliance.tools.registry, appliance.commands.tools; "
+            "print(sorted(m for m in ('textual', 'llama_cpp', 'sqlite_utils') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
 def test_results_are_plain_json():

@@ -42,7 +42,7 @@ def top_processes(
         "processes_total": len(taken.procs),
         "zombies": zombies,
         "top": rows,
-        "units": "cpu_percent is of the whole machine (all cores); cores_busy 1.0 = one core fully used",
+        "units": "cpu_percent: share of all cores; cores_busy 1.0 = one full core",
     }
     if sort_by == "io" and not is_root():
         data["note"] = "not running as root: other users' processes show unknown I/O"
