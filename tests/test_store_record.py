@@ -246,3 +246,12 @@ def test_generation_stats_threads_default_to_null(store):
     store.record(ev.StepRecorded("r1", 0, time.time(), "t", "a", {}, "ok", "o", "", None, "", GenerationStats()))
     step = store.get_run("r1")["steps"][0]
     assert step["threads"] is None and step["tokens_per_second"] == 0.0
+
+
+def test_a_folder_where_the_database_should_be(tmp_path):
+    folder = tmp_path / "runs.db"
+    folder.mkdir()
+    for readonly in (False, True):
+        with pytest.raises(StoreError, match="is a folder, not a file"):
+            open_store(folder, readonly=readonly)
+    assert not (tmp_path / "runs.db.lock").exists()

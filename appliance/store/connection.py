@@ -175,6 +175,8 @@ def _read_pid(fd: int) -> int | None:
 def check_writable(path: Path) -> None:
     """Fail early, with the read-only sentence, when the file or its folder cannot be written
     (SQLite would otherwise open read-only silently and fail only at the first write)."""
+    if path.is_dir():
+        raise StoreError(f"the run database {path} is a folder, not a file; give a file name with --db PATH")
     if path.exists() and not os.access(path, os.W_OK):
         raise StoreError(message_for(READ_ONLY, path, "file not writable"))
     if not os.access(path.parent, os.W_OK):

@@ -485,6 +485,8 @@ def _open_writer(path: Path, max_bytes: int, busy_timeout_ms: int) -> Store:
 
 
 def _open_reader(path: Path, max_bytes: int, busy_timeout_ms: int) -> Store:
+    if path.is_dir():
+        raise StoreError(f"the run database {path} is a folder, not a file; give a file name with --db PATH")
     if not path.exists():
         raise StoreError(f"no run database at {path} yet; the first `appliance ask` creates it (or give --db PATH)")
     db = None
