@@ -177,3 +177,41 @@ def test_listing_is_allowed_everywhere_by_default_but_reading_is_not(tree):
 def test_extra_roots_from_allow_path_become_readable(tree):
     pol = PathPolicy.default([tree["outside"]])
     assert pol.resolve(str(tree["outside"] / "other.txt")).name == "other.txt"
+
+
+# --- properties -------------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+COMPONENTS = st.sampled_from(["..", ".", "sub", "app.log", "link-out", "link-in", "link-ssh", ".ssh", "x", "", "//"])
+
+
+@pytest.fixture(scope="module")
+def maze(tmp_path_factory) -> dict[str, Path]:
+    """An allowed root with symlinks that lead out, in, and to a secret place."""
+    base = tmp_path_factory.mktemp("maze")
+    allowed, outside = base / "allowed", base / "outside"
+    (allowed / "sub").mkdir(parents=True)
+    (outside / ".ssh").mkdir(parents=True)
+    (allowed / "app.log").write_text("x")
+    (allowed / "link-out").symlink_to(outside)
+    (allowed / "sub" / "link-in").symlink_to(allowed)
+    (allowed / "link-ssh").symlink_to(outside / ".ssh")
+    return {"allowed": allowed, "outside": outside}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(COMPONENTS, max_size=8))
+def test_whatever_the_path_an_allowed_result_is_inside_the_root_and_not_secret(maze, parts):
+    pol = PathPolicy.confined([maze["allowed"]])
+    path = str(maze["allowed"]) + "/" + "/".join(parts)
+    try:
+        real = pol.resolve(path, "read")
+    except PathDenied as exc:
+        assert str(exc)
+        return
+    root = maze["allowed"].resolve()
+    assert real == root or root in real.parents
+    assert real == Path(os.path.realpath(path))
+    assert secret_reason(real) is None and ".ssh" not in real.parts

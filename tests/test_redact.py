@@ -113,3 +113,43 @@ def test_fast_enough_for_every_observation():
     whole = time.perf_counter() - started
     assert per_observation < 0.02, f"{per_observation * 1000:.1f} ms per 8 KB observation"
     assert whole < 2.0, f"{whole:.2f} s for 1 MB"
+
+
+# --- properties -------------------------------------------------------------------------------
+
+from hypothesis import assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ALNUM = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=36, max_size=40)
+AROUND = st.text(alphabet=" \n\t,;:()[]{}'\"=abcXYZ019./-", max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=ALNUM, before=AROUND, after=AROUND, prefix=st.sampled_from(["ghp_", "gho_", "ghs_"]))
+def test_a_github_token_never_survives_whatever_surrounds_it(body, before, after, prefix):
+    token = prefix + body
+    assert token not in redact(before + token + after)
+
+
+@settings(max_examples=200, deadline=None)
+@given(password=st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!%^*+-_.~", min_size=6, max_size=30),
+       key=st.sampled_from(["password", "DB_PASSWORD", "PGPASSWORD", "client_secret", "api_key", "auth_token", "mysql.pass"]),
+       sep=st.sampled_from(["=", ": ", " = ", "=>", '": "']),
+       before=AROUND)
+def test_an_assigned_password_never_survives(password, key, sep, before):
+    from appliance.tools.redact import _PLACEHOLDER
+    assume(not _PLACEHOLDER.match(password))  # placeholders such as xxxxxx or none are left alone
+    assume(password not in before and password not in key and password not in "[REDACTED:password]")
+    quote = '"' if sep == '": "' else ""
+    out = redact(f'{before} {quote}{key}{sep}{password}{quote}\n')
+    assert password not in out
+    assert f"{key}{sep}[REDACTED:" in out  # the key stays readable, only its value goes
+
+
+@settings(max_examples=200, deadline=None)
+@given(password=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789!$%^*+-_.~", min_size=4, max_size=24),
+       scheme=st.sampled_from(["postgres", "mysql", "https", "redis", "amqp", "mongodb+srv"]))
+def test_a_password_in_a_url_never_survives(password, scheme):
+    text = f"connect to {scheme}://svc:{password}@db.example.internal:5432/app now"
+    out = redact(text)
+    assert f":{password}@" not in out and "svc:[REDACTED:url-password]@db.example.internal" in out

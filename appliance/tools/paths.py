@@ -166,10 +166,10 @@ class PathPolicy:
         expanded = os.path.expanduser(path.strip()) if path.strip().startswith("~") else path.strip()
         if not os.path.isabs(expanded):
             raise PathDenied(f"{path!r} is not absolute; give a full path starting with / or ~")
-        lexical = Path(os.path.normpath(expanded))
+        lexical = Path(os.path.normpath(expanded))  # for the deny-list check of the name as written
         reason = secret_reason(lexical)
+        real = Path(os.path.realpath(expanded))  # the kernel's reading: symlinks first, then ".."
         if reason is None:
-            real = Path(os.path.realpath(lexical))
             reason = secret_reason(real)
         if reason is not None:
             raise PathDenied(f"{path} is off limits: {reason}")

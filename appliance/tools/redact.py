@@ -35,23 +35,25 @@ _PUTTY_KEY = re.compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC: *[0-9a-fA-F]
 
 # (kind, literal text one of which every match contains (lower-cased), pattern)
 TOKEN_KINDS: list[tuple[str, tuple[str, ...], str]] = [
+    # No \b before the distinctive prefixes and none after greedy bodies: a token glued to other
+    # text ("id:0ghp_...", "...KEYAKIA...") must still be caught; erring towards redaction is fine.
     ("aws-access-key", ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
-     r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
+     r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}"),
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"),
-    ("gitlab-token", ("gl",), r"\bgl(?:pat|dt|rt|ptt|cbt|imt|oas|ft|soat|agent)-[A-Za-z0-9_\-]{20,}"),
+     r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+    ("gitlab-token", ("gl",), r"gl(?:pat|dt|rt|ptt|cbt|imt|oas|ft|soat|agent)-[A-Za-z0-9_\-]{20,}"),
     ("slack-webhook", ("hooks.slack.com",), r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]+"),
-    ("slack-token", ("xox",), r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"),
-    ("google-api-key", ("aiza",), r"\bAIza[0-9A-Za-z_\-]{30,}"),
-    ("google-oauth-secret", ("gocspx-",), r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"),
-    ("stripe-key", ("_live_", "_test_"), r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}"),
-    ("api-key", ("sk-",), r"\bsk-(?:proj-|ant-(?:api\d\d-)?|live-)?[A-Za-z0-9_\-]{20,}"),
-    ("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
-    ("pypi-token", ("pypi-age",), r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
-    ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}\b"),
-    ("sendgrid-key", ("sg.",), r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,64}"),
-    ("age-secret-key", ("age-secret-key-",), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
-    ("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("slack-token", ("xox",), r"xox[abposre]-[A-Za-z0-9\-]{10,}"),
+    ("google-api-key", ("aiza",), r"AIza[0-9A-Za-z_\-]{30,}"),
+    ("google-oauth-secret", ("gocspx-",), r"GOCSPX-[A-Za-z0-9_\-]{20,}"),
+    ("stripe-key", ("_live_", "_test_"), r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{20,}"),
+    ("api-key", ("sk-",), r"(?<![A-Za-z])sk-(?:proj-|ant-(?:api\d\d-)?|live-)?[A-Za-z0-9_\-]{20,}"),
+    ("npm-token", ("npm_",), r"npm_[A-Za-z0-9]{36,}"),
+    ("pypi-token", ("pypi-age",), r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
+    ("huggingface-token", ("hf_",), r"hf_[A-Za-z0-9]{30,}"),
+    ("sendgrid-key", ("sg.",), r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,64}"),
+    ("age-secret-key", ("age-secret-key-",), r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    ("jwt", ("eyj",), r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ("password-hash", ("$",), r"\$(?:1|2[abxy]|5|6|y|gy|7)\$[^\s:$]{1,64}\$[^\s:]{8,}"),
 ]
 
