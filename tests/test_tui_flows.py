@@ -55,7 +55,7 @@ def test_ask_streams_steps_and_shows_the_answer():
             assert "observation · ok" in observation.title
             answer = app.query_one(".answer", Markdown)
             assert "burn" in answer.source and "pid 4242" in answer.source
-            assert "### Evidence" in answer.source and '"culprit": "burn"' in answer.source
+            assert "**Evidence**" in answer.source and '"culprit": "burn"' in answer.source
             status = str(app.status.render())
             assert "finished" in status and "step 2/6" in status
             assert "thr 1/2" in status and "50t/s" in status and "kv 700/800" in status  # short forms at 80 columns
@@ -99,7 +99,7 @@ def test_escape_cancels_within_a_moment_and_the_run_is_recorded_cancelled(tmp_pa
             await wait_for(pilot, lambda: ended(app) is not None, timeout=5)
             timing["cancel"] = time.perf_counter() - started
             assert "cancelled" in str(app.status.render())
-            assert "Answer (cancelled)" in app.query_one(".answer", Markdown).source
+            assert app.query_one(".answer", Markdown).border_title == "Answer (cancelled)"
 
     run(scenario())
     assert ended(app).status == ev.CANCELLED
@@ -284,8 +284,8 @@ def test_a_model_failure_during_the_run_ends_it_with_the_error():
             await ask(pilot, "why?")
             await wait_for(pilot, lambda: ended(app) is not None)
             await pilot.pause(0.05)
-            answer = app.query_one(".answer", Markdown).source
-            assert "Answer (failed)" in answer and "scripted model failure" in answer
+            answer = app.query_one(".answer", Markdown)
+            assert answer.border_title == "Answer (failed)" and "scripted model failure" in answer.source
             assert "failed" in str(app.status.render())
 
     run(scenario())

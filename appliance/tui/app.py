@@ -28,7 +28,7 @@ from appliance.tui.commands import ApplianceCommands
 from appliance.tui.export import MarkdownExporter
 from appliance.tui.history_source import HistorySource, MemoryHistory, RunReplay
 from appliance.tui.loading import ModelLoader, ModelNotOnDisk, Puller, one_line
-from appliance.tui.render import answer_markdown, status_words
+from appliance.tui.render import answer_markdown, answer_title, status_words
 from appliance.tui.screens import AskUserScreen, HistoryScreen, ModelErrorScreen, ModelMissingScreen, ReplayScreen
 from appliance.tui.system_sampler import Sampler
 from appliance.tui.widgets import StatusBar, SystemPanel, Transcript
@@ -106,26 +106,24 @@ class ApplianceApp(App):
 
     # ----- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield StatusBar(id="status")
+        # Kept as attributes: `App.query_one` searches the screen on top, and messages keep
+        # arriving for the main screen while history or a prompt is shown over it.
+        self.status = StatusBar(id="status")
+        self.transcript = Transcript(id="transcript")
+        self.system_panel = SystemPanel(id="system")
+        self.question_box = Input(placeholder="Ask about this machine… (Enter)", id="question")
+        yield self.status
         with Horizontal(id="body"):
-            yield Transcript(id="transcript")
-            yield SystemPanel(id="system")
-        yield Input(placeholder="Ask about this machine… (Enter)", id="question")
+            yield self.transcript
+            yield self.system_panel
+        yield self.question_box
         yield Footer()
-
-    @property
-    def status(self) -> StatusBar:
-        return self.query_one("#status", StatusBar)
-
-    @property
-    def transcript(self) -> Transcript:
-        return self.query_one("#transcript", Transcript)
 
     def on_mount(self) -> None:
         self.status.change(max_steps=self.settings.max_steps, phase="starting")
-        self.query_one("#system", SystemPanel).display = False
+        self.system_panel.display = False
         self.transcript.show_message(WELCOME)
-        self.query_one("#question", Input).focus()
+        self.question_box.focus()
         if self._show_system_at_start:
             self.action_toggle_system()
         self.load_model(self.model_spec)
@@ -289,7 +287,7 @@ class ApplianceApp(App):
         """Called by the engine in the worker: show the prompt and wait for the reply (or cancel)."""
         replies: "queue.Queue[str | None]" = queue.Queue()
         self.post_message(msg.UserAsked(question, replies))
-        while not cancel.is_set():
+        while not cancel.is_set() and self.is_running:
             try:
                 return replies.get(timeout=0.05)
             except queue.Empty:
@@ -355,14 +353,16 @@ class ApplianceApp(App):
             status=ended.status,
             error=ended.error,
             forced=bool(final.forced) if final else False,
+            heading=False,
         )
-        self.transcript.show_answer(markdown)
+        self.transcript.show_answer(markdown, answer_title(ended.status))
         self.last_answer = ended.answer or (final.answer if final else "")
         self.last_run_id = ended.run_id
         self._finish_run(status_words(ended.status), elapsed=ended.seconds)
 
     def on_run_crashed(self, message: msg.RunCrashed) -> None:
-        self.transcript.show_answer(answer_markdown(answer="", status="error", error=message.error))
+        self.transcript.show_answer(answer_markdown(answer="", status="error", error=message.error, heading=False),
+                                    answer_title("error"))
         self._finish_run("failed")
 
     def _finish_run(self, phase: str, elapsed: float | None = None) -> None:
@@ -375,7 +375,7 @@ class ApplianceApp(App):
         self.status.change(phase=phase, elapsed=elapsed)
         if self._ask_screen is not None and self._ask_screen in self.screen_stack:
             self._ask_screen.dismiss(None)
-        self.query_one("#question", Input).focus()
+        self.question_box.focus()
 
     def _update_elapsed(self) -> None:
         if self.run_active:
@@ -483,6 +483,11 @@ class ApplianceApp(App):
         self.copy_to_clipboard(text)
         self.notify("Answer copied to the clipboard.")
 
+    def on_unmount(self) -> None:
+        """However the app ends, tell a running engine to stop so its thread does not linger."""
+        if self._cancel is not None:
+            self._cancel.set()
+
     async def action_quit(self) -> None:
         """Quit at once: a running generation is told to stop, so the process does not linger."""
         if self._cancel is not None:
@@ -494,7 +499,7 @@ class ApplianceApp(App):
 
     # ----- system panel -------------------------------------------------------------------------
     def action_toggle_system(self) -> None:
-        panel = self.query_one("#system", SystemPanel)
+        panel = self.system_panel
         panel.display = not panel.display
         if panel.display and self._sampler is not None:
             self._sample()
@@ -520,4 +525,4 @@ class ApplianceApp(App):
             self.post_message(msg.SystemSampled(sample))
 
     def on_system_sampled(self, message: msg.SystemSampled) -> None:
-        self.query_one("#system", SystemPanel).show_sample(message.sample)
+        self.system_panel.show_sample(message.sample)

@@ -28,6 +28,10 @@ def status_words(status: str) -> str:
     return _STATUS_WORDS.get(status, status)
 
 
+def answer_title(status: str) -> str:
+    return "Answer" if status == "finished" else f"Answer ({status_words(status)})"
+
+
 def format_args(args: Mapping[str, Any] | None, limit: int = ARGS_MAX_CHARS) -> str:
     """Compact one-line JSON of a tool's arguments, cut at `limit` characters."""
     text = json.dumps(dict(args or {}), ensure_ascii=False, separators=(", ", ": "), default=str)
@@ -55,11 +59,15 @@ def answer_markdown(
     status: str = "finished",
     error: str = "",
     forced: bool = False,
+    heading: bool = True,
 ) -> str:
-    """The final answer as Markdown: the prose, the evidence it cites, the structured result."""
+    """The final answer as Markdown: the prose, the evidence it cites, the structured result.
+
+    heading=False leaves the title out (the TUI puts it in the answer box's border instead).
+    """
     parts: list[str] = []
-    title = "Answer" if status == "finished" else f"Answer ({status_words(status)})"
-    parts.append(f"## {title}")
+    if heading:
+        parts.append(f"## {answer_title(status)}")
     if answer.strip():
         parts.append(answer.strip())
     elif status != "finished":
@@ -69,10 +77,10 @@ def answer_markdown(
     if error:
         parts.append(f"**Error:** {error}")
     if evidence:
-        parts.append("### Evidence")
+        parts.append("### Evidence" if heading else "**Evidence**")
         parts.append("\n".join(f"- {item}" for item in evidence))
     if result:
-        parts.append("### Result")
+        parts.append("### Result" if heading else "**Result**")
         parts.append("```json\n" + json.dumps(dict(result), indent=2, ensure_ascii=False, default=str) + "\n```")
     return "\n\n".join(parts) + "\n"
 

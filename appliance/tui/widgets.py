@@ -18,6 +18,7 @@ from textual.widgets import Collapsible, Markdown, ProgressBar, Sparkline, Stati
 from appliance.tui.render import (
     StatusState,
     answer_markdown,
+    answer_title,
     format_args,
     observation_title,
     should_fold,
@@ -45,7 +46,12 @@ class StatusBar(Static):
 
 
 class StepCard(Vertical):
-    """One ReAct step, filled in live: thought, action, observation (folded if long), reflection."""
+    """One ReAct step, filled in live: thought, action, observation (folded if long), reflection.
+
+    All parts exist from the start and are shown as they fill in: mounting new children later
+    would race with the card's own mounting when events arrive in a burst, and could show the
+    parts out of order.
+    """
 
     def __init__(self, step: int, max_steps: int = 0, **kwargs: Any) -> None:
         super().__init__(classes="step-card", **kwargs)
@@ -54,23 +60,38 @@ class StepCard(Vertical):
         self._thought_stream = FieldStream("thought")
         self._reflection_stream = FieldStream("reason")
         self.thought = ""
+        self.notes: list[str] = []
         self._thought = Static(Text("…", style="dim"), classes="thought")
         self._action = Static("", classes="action")
-        self._action.display = False
+        self._observation_text = Static("", classes="observation-text")
+        self._observation = Collapsible(self._observation_text, title="observation", collapsed=True,
+                                        classes="observation")
+        self._reflection = Static("", classes="reflection")
+        self._notes = Static("", classes="note")
+        for part in (self._action, self._observation, self._reflection, self._notes):
+            part.display = False
+        if step == 0:  # the engine's first look at the machine: no thought of the model's
+            self._thought.display = False
 
     def compose(self) -> ComposeResult:
         yield self._thought
         yield self._action
+        yield self._observation
+        yield self._reflection
+        yield self._notes
 
     def on_mount(self) -> None:
-        self.border_title = f"Step {self.step}" + (f"/{self.max_steps}" if self.max_steps else "")
+        if self.step == 0:
+            self.border_title = "Snapshot of the machine"
+        else:
+            self.border_title = f"Step {self.step}" + (f"/{self.max_steps}" if self.max_steps else "")
 
     def add_delta(self, text: str, kind: str = "step") -> None:
         """A raw piece of the model's JSON: show only the thought (or reflection reason) text."""
         if kind == "reflection":
-            new = self._reflection_stream.feed(text)
-            if new:
-                self._reflection_live().update(Text(f"reflecting: {self._reflection_stream.text}", style="italic"))
+            if self._reflection_stream.feed(text):
+                self._reflection.update(Text(f"reflecting: {self._reflection_stream.text}"))
+                self._reflection.display = True
             return
         new = self._thought_stream.feed(text)
         if new:
@@ -86,20 +107,21 @@ class StepCard(Vertical):
         line.append("→ ", style="bold")
         line.append(action, style="bold")
         line.append(" ")
-        line.append(format_args(action_input), style="dim")
+        if action == "finish":  # its input is the answer, shown in full below the steps
+            line.append("(the answer is below)", style="dim")
+        else:
+            line.append(format_args(action_input), style="dim")
         self._action.update(line)
         self._action.display = True
 
     def add_observation(self, status: str, summary: str, text: str, cached: bool = False) -> None:
-        body = Static(Text(text or "(empty)"), classes="observation-text")
-        folded = should_fold(text)
-        box = Collapsible(body, title=observation_title(status, summary, cached), collapsed=folded)
-        box.add_class("observation", f"status-{status}")
-        self.mount(box)
+        self._observation_text.update(Text(text or "(empty)"))
+        self._observation.title = observation_title(status, summary, cached)
+        self._observation.collapsed = should_fold(text) or self.step == 0
+        self._observation.add_class(f"status-{status}")
+        self._observation.display = True
 
     def add_reflection(self, should_continue: bool, reason: str, next_plan: str, trigger: str = "") -> None:
-        for live in self.query(".reflection-live"):
-            live.remove()
         words = Text()
         words.append("reflection", style="bold")
         if trigger:
@@ -107,18 +129,13 @@ class StepCard(Vertical):
         words.append(": " + ("continue" if should_continue else "stop") + f" — {reason}")
         if next_plan:
             words.append(f"\nplan: {next_plan}")
-        self.mount(Static(words, classes="reflection"))
+        self._reflection.update(words)
+        self._reflection.display = True
 
     def add_note(self, text: str, kind: str = "note") -> None:
-        self.mount(Static(Text(text), classes=f"note {kind}"))
-
-    def _reflection_live(self) -> Static:
-        found = self.query(".reflection-live")
-        if found:
-            return found.first(Static)
-        live = Static("", classes="reflection reflection-live")
-        self.mount(live)
-        return live
+        self.notes.append(text)
+        self._notes.update(Text("\n".join(self.notes)))
+        self._notes.display = True
 
 
 class Transcript(VerticalScroll):
@@ -156,9 +173,11 @@ class Transcript(VerticalScroll):
         self._follow()
         return card
 
-    def show_answer(self, markdown: str) -> None:
+    def show_answer(self, markdown: str, title: str = "Answer") -> None:
         self.answer_text = markdown
-        self.mount(Markdown(markdown, classes="answer"))
+        answer = Markdown(markdown, classes="answer")
+        answer.border_title = title
+        self.mount(answer)
         self._follow()
 
     def _follow(self) -> None:
@@ -187,7 +206,9 @@ def replay_into(transcript: Transcript, replay: Any) -> None:
             status=replay.row.status,
             error=replay.error,
             forced=replay.forced,
-        )
+            heading=False,
+        ),
+        answer_title(replay.row.status),
     )
 
 
