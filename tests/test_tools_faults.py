@@ -3,6 +3,7 @@ problem, ranked where a person would look first."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -237,3 +238,31 @@ def test_read_log_refuses_binary_files_and_points_to_the_journal(tmp_path):
     blob.write_bytes(b"LPKSHHRH\x00\x00\x01" * 100)
     outcome = registry_for(tmp_path).call("read_log", {"path": str(blob)})
     assert outcome["status"] == "error" and "journal" in outcome["error"]
+
+
+def test_an_unreadable_directory_makes_a_walk_partial_not_complete(tmp_path):
+    """Run as another user (root can read everything): a locked directory must not be counted as
+    empty in a result that claims to be complete."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to drop to another user")
+    _write(tmp_path / "open" / "a.bin", 1 << 20)
+    _write(tmp_path / "locked" / "secret-size.bin", 4 << 20)
+    os.chmod(tmp_path / "locked", 0o700)
+    os.chmod(tmp_path, 0o755)
+    for parent in tmp_path.parents:
+        if parent == Path("/tmp"):
+            break
+        os.chmod(parent, os.stat(parent).st_mode | 0o005)
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+         "import json, sys; from appliance.tools.paths import PathPolicy; "
+         "from appliance.tools.registry import ToolContext, build_registry; "
+         "r = build_registry(ToolContext(policy=PathPolicy.confined([sys.argv[1]]))); "
+         "print(json.dumps(r.call('dir_sizes', {'path': sys.argv[1]})))", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": "/tmp"},
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["status"] == "partial", outcome
+    assert outcome["data"]["scan"]["skipped"]["unreadable"] >= 1
+    assert "no permission" in outcome["data"]["note"]

@@ -54,7 +54,7 @@ class WalkStats:
             "files": self.files, "dirs": self.dirs, "total": units.size(self.bytes),
             "skipped": {k: v for k, v in skipped.items() if v},
             "elapsed_seconds": round(self.elapsed, 2),
-            "partial": self.stopped is not None,
+            "partial": self.stopped is not None or self.unreadable > 0,
         }
         if self.stopped:
             data["stopped_by"] = self.stopped
@@ -157,6 +157,10 @@ def _finish(stats: WalkStats, data: dict, empty: bool, what: str) -> dict:
         data["note"] = (f"PARTIAL scan: stopped by the {stats.stopped}; sizes are lower bounds. "
                         f"Call again on one of the largest directories for a complete figure.")
         return result(PARTIAL, data, f"scan incomplete: stopped by the {stats.stopped}")
+    if stats.unreadable:
+        data["note"] = (f"PARTIAL scan: {stats.unreadable} entries could not be read (no permission); "
+                        f"sizes are lower bounds. Running the appliance as root gives complete figures.")
+        return result(PARTIAL, data, f"scan incomplete: {stats.unreadable} entries unreadable")
     if empty:
         return result(EMPTY, data, f"no {what} found")
     return result(OK, data)
