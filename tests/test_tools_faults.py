@@ -216,6 +216,8 @@ def test_read_log_summarises_errors_among_noise(tmp_path):
     assert errors_only["matching_lines"] == 9 and all("ERROR" in l or "FAILED" in l for l in errors_only["lines"])
     filtered = registry.call("read_log", {"path": str(log), "pattern": "worker.service"})["data"]
     assert filtered["matching_lines"] == 1
+    either = registry.call("read_log", {"path": str(log), "pattern": "WORKER.service|cache miss"})["data"]
+    assert either["matching_lines"] == 5
     nothing = registry.call("read_log", {"path": str(log), "pattern": "no-such-text"})
     assert nothing["status"] == "empty" and "no lines" in nothing["error"]
 

@@ -47,7 +47,7 @@ def level_of(line: str) -> str | None:
 
 def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
     """Counts, repeated errors and the last `want` lines that match `pattern` and `level`."""
-    needle = pattern.lower()
+    needles = [part.strip() for part in pattern.lower().split("|") if part.strip()]  # "a|b": either
     counts = Counter()
     repeated: Counter = Counter()
     example: dict[str, str] = {}
@@ -60,8 +60,10 @@ def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
             key = _MASK_RE.sub("#", _STAMP_RE.sub("", line))[:160]
             repeated[key] += 1
             example[key] = line
-        if needle and needle not in line.lower():
-            continue
+        if needles:
+            lowered = line.lower()
+            if not any(needle in lowered for needle in needles):
+                continue
         if level == "error" and kind != "error":
             continue
         if level == "warning" and kind is None:
@@ -142,7 +144,7 @@ def read_log(
     ctx: ToolContext,
     path: Annotated[str, MaxLen(512), Doc("log file path, 'journal', or 'journal:UNIT' (e.g. journal:nginx.service)")] = "journal",
     lines: Annotated[int, Range(1, 200), Doc("how many lines to show")] = 40,
-    pattern: Annotated[str, MaxLen(100), Doc("only lines containing this text (case-insensitive)")] = "",
+    pattern: Annotated[str, MaxLen(100), Doc("only lines containing this text (case-insensitive; a|b = either)")] = "",
     level: Annotated[Literal["any", "warning", "error"], Doc("only lines at this level or worse")] = "any",
 ) -> dict:
     """The end of a log file or the systemd journal, with counts of ERROR/WARN/FAIL lines and the most repeated errors.
