@@ -312,11 +312,23 @@ def test_reflection_when_the_step_limit_is_near():
 
 
 def test_reflection_saying_stop_makes_the_next_step_finish_only():
-    replies = [call("read_log", path="/var/log/missing.log"),
+    replies = [call("read_log", path="/var/log/a.log"), call("read_log", path="/var/log/missing.log"),
                {"continue": False, "reason": "enough evidence", "next_plan": "finish"},
-               finish("no such file: /var/log/missing.log", error="no such file")]
+               finish("disk quota exceeded for user7", error="disk quota exceeded")]
     events, model, _ = run(replies)
-    assert actions_allowed(model.calls[2][1]) == ["finish"]
+    assert actions_allowed(model.calls[3][1]) == ["finish"]
+    assert "Use finish now" in prompt_of(model, 3)
+    assert ended(events).status == ev.FINISHED
+
+
+def test_reflection_cannot_stop_the_run_before_any_tool_worked():
+    replies = [call("read_log", path="/var/log/missing.log"),
+               {"continue": False, "reason": "that answers it", "next_plan": "finish"},
+               call("read_log", path="/var/log/a.log"),
+               finish("disk quota exceeded for user7", error="disk quota exceeded")]
+    events, model, _ = run(replies)
+    assert "read_log" in actions_allowed(model.calls[2][1])
+    assert "Follow this plan" in prompt_of(model, 2)
     assert ended(events).status == ev.FINISHED
 
 
@@ -488,3 +500,11 @@ def test_settings_are_frozen_and_serialisable():
     assert replace(s, max_steps=3).max_steps == 3
     with pytest.raises(ValueError):
         EngineSettings(max_steps=0)
+
+
+def test_unbacked_minor_result_fields_are_dropped_not_rejected():
+    answer = finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla", pid=4711, port=1)
+    events, _, _ = run([call("top_processes"), answer])
+    assert not of(events, ev.AnswerRejected)
+    assert ended(events).result == {"process": "hogzilla", "pid": 4711}
+    assert "dropped unbacked result fields: port" in of(events, ev.StepRecorded)[-1].evaluation

@@ -305,8 +305,8 @@ class _Run:
             if trigger:
                 reflection, rstats = yield from self._reflect(step, outcome, notes, steps_left, trigger)
                 stats = add_stats(stats, rstats)
-                if not reflection.should_continue:
-                    finish_only = True
+                if not reflection.should_continue and self.tools_worked:
+                    finish_only = True  # a model may stop itself only once a tool has shown something
             else:
                 self._append_observation(outcome, notes, steps_left)
             yield ev.StepRecorded(
@@ -434,7 +434,7 @@ class _Run:
         reflection = replace(reflection, next_plan=plan)
         yield ev.Reflected(self.run_id, step, trigger, reflection.should_continue, reflection.reason, plan)
         self.messages.append(Message("user", after_reflection_message(
-            should_continue=reflection.should_continue, plan=plan, steps_left=steps_left)))
+            should_continue=reflection.should_continue or not self.tools_worked, plan=plan, steps_left=steps_left)))
         return reflection, gen.stats
 
     def _accept(self, step: int, parsed: Step, result: Mapping[str, Any], stats: GenerationStats,
