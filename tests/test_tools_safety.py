@@ -216,3 +216,17 @@ def test_what_a_walk_shows_of_secret_places(planted):
     biggest = registry.call("largest_files", {"path": str(planted / "home"), "min_size_mb": 0})["data"]["files"]
     assert not [f for f in biggest if "/.ssh/" in f["path"] or "/.aws/" in f["path"]]
     assert stat.S_ISLNK(os.lstat(planted / "home" / "project" / "notes").st_mode)
+
+
+def test_a_failing_tool_is_an_error_result_and_its_message_is_redacted(monkeypatch):
+    from appliance.tools import registry as registry_module, system
+
+    def broken(ctx):
+        raise ValueError(f"could not parse line: password={CANARIES['password']}")
+
+    broken.__tool__ = system.system_overview.__tool__
+    broken.__doc__ = system.system_overview.__doc__
+    monkeypatch.setattr(registry_module, "TOOL_FUNCTIONS", (broken,))
+    outcome = registry_module.default_registry().call("system_overview", {})
+    assert outcome["status"] == "error" and outcome["error"].startswith("ValueError: could not parse line")
+    assert not leaked(outcome)

@@ -40,7 +40,7 @@ TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
 
 
 def guarded(func: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
-    """Turn policy denials and file errors into results, and redact whatever comes out."""
+    """Turn policy denials, file errors and tool bugs into results, and redact whatever comes out."""
 
     @functools.wraps(func)
     def call(**kwargs: Any) -> ToolResult:
@@ -53,6 +53,8 @@ def guarded(func: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         except PermissionError as exc:
             where = exc.filename or kwargs.get("path") or "it"
             outcome = fail(f"permission denied reading {where} (the appliance is not running as root)", ERROR)
+        except Exception as exc:  # a tool bug is an observation; its message may quote data, so redact it
+            outcome = fail(f"{type(exc).__name__}: {exc}", ERROR)
         return redact_value(outcome)
 
     return call
