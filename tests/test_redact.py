@@ -37,6 +37,7 @@ CASES = [
     ("Authorization: Bearer abc.def-ghi_jkl012", "abc.def-ghi_jkl012", "auth-header"),
     ("Cookie: sessionid=8f14e45fceea167a5a36dedd4bea2543", "8f14e45fceea167a5a36dedd4bea2543", "cookie"),
     ("mysql -u root -pHunter2Hunter2 shop", "Hunter2Hunter2", "password"),
+    ("sshpass -p Kestrel-77 ssh admin@10.0.0.5", "Kestrel-77", "password"),
     ("backup --password Sw0rdfish! --verbose", "Sw0rdfish!", "password"),
     ("session_key=Zx8Kq2Lm9Pw4Rt7Yv1Bn3Cd6Fg0Hj5Ts", "Zx8Kq2Lm9Pw4Rt7Yv1Bn3Cd6Fg0Hj5Ts", "high-entropy-secret"),
     ("root:$6$rounds=5000$saltsalt$Kk8s9d7f6g5h4j3k2l1zXcVbNm0QwErTy:19000", "Kk8s9d7f6g5h4j3k2l1zXcVbNm0QwErTy", "password-hash"),

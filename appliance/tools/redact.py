@@ -107,8 +107,8 @@ _OPTION = re.compile(
     r"(?i)(?P<key>(?<!\S)--?(?:[a-z0-9]+-)*(?:password|passwd|pass|secret|token|api-key|apikey|auth-token))"
     r"(?P<sep>[ \t]+)(?P<val>(?!-)(?!\[REDACTED)\S+)"
 )
-# mysql -pSECRET / mysqldump -pSECRET / sshpass -pSECRET
-_GLUED_P = re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\n]*?\s-p)(?!\[REDACTED)(\S+)")
+# mysql -pSECRET / sshpass -p SECRET (for mysql, "-p DB" means "prompt"; redacting DB is harmless)
+_GLUED_P = re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\n]*?\s-p[ \t]*)(?!\[REDACTED)(\S+)")
 
 
 def shannon_entropy(value: str) -> float:
