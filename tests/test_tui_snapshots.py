@@ -18,7 +18,7 @@ from appliance.tui.history_source import MemoryHistory
 from appliance.tui.loading import ModelNotOnDisk
 from test_tui_support import STEP_ASK, STEP_FINISH, STEP_TOOL, ask, make_app, wait_for
 
-FIXED_START = 1795900000.0  # 2026-11-28 17:46:40 UTC
+FIXED_START = 1795900000.0  # 2026-11-28 21:06:40 UTC
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input
 
 from appliance.tui import messages as msg
+from appliance.tui.batching import DeltaBatcher
 from appliance.tui.commands import ApplianceCommands
 from appliance.tui.export import MarkdownExporter
 from appliance.tui.history_source import HistorySource, MemoryHistory, RunReplay
@@ -37,9 +38,11 @@ EngineFactory = Callable[[Any, Any], Any]  # (ChatModel, EngineSettings) -> Engi
 RecorderFactory = Callable[[], Any]  # called in the run's thread; returns an object with record(event)
 
 WELCOME = (
-    "Ask about this machine below and press Enter — for example:\n"
-    "  why is my computer slow?   what is filling my disk?   is anything listening on port 22?\n\n"
-    "Esc cancels a run · Ctrl+R history · Ctrl+T system panel · Ctrl+P commands"
+    "Ask about this machine below and press Enter. For example:\n"
+    "  • why is my computer slow?\n"
+    "  • what is filling my disk?\n"
+    "  • is anything listening on port 22?\n\n"
+    "Esc cancels a run · Ctrl+R history · Ctrl+T system · Ctrl+P commands"
 )
 
 
@@ -265,12 +268,16 @@ class ApplianceApp(App):
         except Exception as exc:  # the run still answers when the store cannot be opened
             recorder = None
             self.post_message(msg.BackgroundFailed("recording", one_line(exc)))
+        batcher = DeltaBatcher()
         try:
             for event in engine.run(question, ask=partial(self._ask_from_thread, cancel), cancel=cancel):
                 if recorder is not None:
                     recorder.record(event)
-                self.post_message(msg.EngineEmitted(event))
+                for ready in batcher.feed(event):
+                    self.post_message(msg.EngineEmitted(ready))
         except Exception as exc:
+            for ready in batcher.flush():
+                self.post_message(msg.EngineEmitted(ready))
             self.post_message(msg.RunCrashed(one_line(exc)))
         finally:
             failure = getattr(recorder, "failure", None)

@@ -24,6 +24,14 @@ _STATUS_WORDS = {
 }
 
 
+_SHORT_STATUS = {"max_steps": "step limit", "budget": "budget", "error": "failed"}
+
+
+def short_status(status: str) -> str:
+    """At most 11 characters, for the history table."""
+    return _SHORT_STATUS.get(status, status)[:11]
+
+
 def status_words(status: str) -> str:
     return _STATUS_WORDS.get(status, status)
 

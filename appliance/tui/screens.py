@@ -17,7 +17,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
 from appliance.tui.history_source import RunReplay, RunRow, format_when
-from appliance.tui.render import status_words
+from appliance.tui.render import short_status, status_words
 from appliance.tui.widgets import Transcript, replay_into
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class HistoryScreen(Screen):
         for row in runs:
             table.add_row(
                 format_when(row.started_at, now),
-                status_words(row.status)[:12],
+                short_status(row.status),
                 str(row.steps),
                 Text(row.question),
                 key=row.run_id,
@@ -135,7 +135,7 @@ class ReplayScreen(Screen):
         if row.model:
             title.append(f" · {row.model}")
         yield Static(title, classes="screen-title")
-        yield Transcript(id="replay-transcript")
+        yield Transcript(id="replay-transcript", follow=False)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -141,8 +141,9 @@ class StepCard(Vertical):
 class Transcript(VerticalScroll):
     """The current run (or a replayed one): question, step cards, answer."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, follow: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.follow = follow  # keep the newest step in view (a live run); a replay starts at the top
         self.cards: dict[int, StepCard] = {}
         self.answer_text = ""
 
@@ -181,7 +182,8 @@ class Transcript(VerticalScroll):
         self._follow()
 
     def _follow(self) -> None:
-        self.call_after_refresh(self.scroll_end, animate=False)
+        if self.follow:
+            self.call_after_refresh(self.scroll_end, animate=False)
 
 
 def replay_into(transcript: Transcript, replay: Any) -> None:
