@@ -508,3 +508,14 @@ def test_unbacked_minor_result_fields_are_dropped_not_rejected():
     assert not of(events, ev.AnswerRejected)
     assert ended(events).result == {"process": "hogzilla", "pid": 4711}
     assert "dropped unbacked result fields: port" in of(events, ev.StepRecorded)[-1].evaluation
+
+
+def test_an_answer_that_invents_facts_twice_is_replaced_by_the_evidence():
+    invented = finish("busyloop (pid 4242) uses the CPU.", process="busyloop", pid=4242)
+    events, _, _ = run([call("top_processes"), invented, invented])
+    assert len(of(events, ev.AnswerRejected)) == 1
+    final = of(events, ev.FinalAnswer)[-1]
+    assert final.forced and final.result == {} and "busyloop" not in final.answer
+    assert "hogzilla" in final.answer  # what the observations did show
+    assert of(events, ev.StepRecorded)[-1].evaluation.startswith("answer replaced by the evidence")
+    assert ended(events).result == {}

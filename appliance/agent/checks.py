@@ -86,6 +86,7 @@ class Verdict:
     problem: str | None
     result: dict
     dropped: tuple[str, ...] = ()
+    invented: bool = False  # the problem is a fact no observation shows (never passed on as is)
 
 
 MAIN_FIELDS = ("culprit", "process")
@@ -114,7 +115,7 @@ def check_answer(
     if unbacked and (len(unbacked) == len(result) or any(k in MAIN_FIELDS for k in unbacked)):
         key = next((k for k in unbacked if k in MAIN_FIELDS), unbacked[0])
         return Verdict(f"result.{key} {result[key]!r} does not appear in any observation; "
-                       "use only values the observations show", result)
+                       "use only values the observations show", result, invented=True)
     kept = {k: v for k, v in result.items() if k not in unbacked}
     if bodies:
         stated = " ".join([answer, *(str(v) for v in kept.values())])

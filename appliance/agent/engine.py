@@ -266,7 +266,11 @@ class _Run:
                         tools_worked=self.tools_worked,
                     )
                     problem = verdict.problem
-                    if problem is None or last or forced or rejections >= self.s.answer_rejections:
+                    may_retry = not (last or forced or rejections >= self.s.answer_rejections)
+                    if problem is not None and not may_retry and verdict.invented:
+                        yield from self._replace_invented(step, parsed, stats, problem)
+                        return
+                    if problem is None or not may_retry:
                         evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
                         if verdict.dropped:
                             evaluation += f" (dropped unbacked result fields: {', '.join(verdict.dropped)})"
@@ -450,6 +454,17 @@ class _Run:
             action_input=dict(data), observation_status=OK, observation=text,
             observation_summary=summarize(self.answer.answer), reflection=None,
             evaluation=evaluation + (" (forced: no new information)" if forced else ""), stats=stats,
+        )
+
+    def _replace_invented(self, step: int, parsed: Step, stats: GenerationStats, problem: str) -> Iterator[ev.Event]:
+        """A final answer that still names facts no observation shows, after its one more step, is
+        not passed on: the engine answers from the evidence instead, marked forced."""
+        yield from self._forced_from_evidence("its answer named facts that no observation shows")
+        yield ev.StepRecorded(
+            run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
+            action_input=dict(parsed.action_input), observation_status="rejected",
+            observation=wrap("answer_check", "rejected", problem), observation_summary=summarize(problem),
+            reflection=None, evaluation=f"answer replaced by the evidence: {problem}", stats=stats,
         )
 
     def _forced_from_evidence(self, reason: str) -> Iterator[ev.Event]:
