@@ -24,7 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input
 
 from appliance.tui import messages as msg
-from appliance.tui.batching import DeltaBatcher
+from appliance.tui.batching import DELTA_INTERVAL, DeltaBatcher
 from appliance.tui.commands import ApplianceCommands
 from appliance.tui.export import MarkdownExporter
 from appliance.tui.history_source import HistorySource, MemoryHistory, RunReplay
@@ -76,6 +76,7 @@ class ApplianceApp(App):
         exporter: Callable[[RunReplay], Path] | None = None,
         clock: Callable[[], float] = time.monotonic,
         show_system: bool = False,
+        delta_interval: float = DELTA_INTERVAL,
     ) -> None:
         super().__init__()
         self._model_loader = model_loader
@@ -92,6 +93,7 @@ class ApplianceApp(App):
         self._exporter = exporter or MarkdownExporter(Path.cwd())
         self._clock = clock
         self._show_system_at_start = show_system
+        self._delta_interval = delta_interval
         self.model: Any = None
         self.model_phase = "starting"  # loading, ready, missing, error
         self.run_active = False
@@ -268,7 +270,7 @@ class ApplianceApp(App):
         except Exception as exc:  # the run still answers when the store cannot be opened
             recorder = None
             self.post_message(msg.BackgroundFailed("recording", one_line(exc)))
-        batcher = DeltaBatcher()
+        batcher = DeltaBatcher(self._delta_interval)
         try:
             for event in engine.run(question, ask=partial(self._ask_from_thread, cancel), cancel=cancel):
                 if recorder is not None:
