@@ -61,7 +61,7 @@ if [ -n "${STEPS:-}" ]; then
   tmux send-keys -t "$SESSION" -l "set step limit: $STEPS"
   sleep 0.8
   tmux send-keys -t "$SESSION" Enter
-  wait_for "step 0/$STEPS" 10
+  wait_for "step 0/${STEPS}( |$)" 10
 fi
 
 tmux send-keys -t "$SESSION" -l "$QUESTION"

@@ -14,7 +14,8 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 if TYPE_CHECKING:
     from appliance.tui.app import ApplianceApp
 
-STEP_LIMITS = (3, 4, 6, 8, 10, 12, 16, 20)
+STEP_LIMITS = (2, 3, 4, 6, 8, 10, 12, 16, 20)
+MAX_STEP_LIMIT = 50
 
 
 def app_commands(app: "ApplianceApp") -> Iterator[tuple[str, str, Callable[[], object]]]:
@@ -39,8 +40,24 @@ class ApplianceCommands(Provider):
             yield DiscoveryHit(title, callback, help=help_text)
 
     async def search(self, query: str) -> Hits:
+        app: "ApplianceApp" = self.app  # type: ignore[assignment]
+        limit = typed_step_limit(query)
+        if limit is not None:  # "step limit 7": exactly that number, whatever the preset list holds
+            title = f"Set step limit: {limit}"
+            yield Hit(1.0, title, partial(app.set_step_limit, limit), help=f"now {app.settings.max_steps}", text=title)
         matcher = self.matcher(query)
-        for title, help_text, callback in app_commands(self.app):  # type: ignore[arg-type]
+        for title, help_text, callback in app_commands(app):
+            if limit is not None and title.startswith("Set step limit"):
+                continue
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), callback, help=help_text, text=title)
+
+
+def typed_step_limit(query: str) -> int | None:
+    """The number in a query like "step limit 12" / "set step limit: 5", when it is a valid limit."""
+    words = query.lower().replace(":", " ").split()
+    if "step" not in " ".join(words) or not words or not words[-1].isdigit():
+        return None
+    value = int(words[-1])
+    return value if 1 <= value <= MAX_STEP_LIMIT else None
