@@ -390,3 +390,33 @@ def test_copy_and_export_need_a_run_first(tmp_path):
             assert "No answer to copy yet." in messages and "No run to export yet." in messages
 
     run(scenario())
+
+
+def test_a_store_that_cannot_record_is_reported_and_the_run_still_answers():
+    from appliance.store import SafeRecorder
+
+    app = make_app(recorder_factory=lambda: SafeRecorder(None, failure="the disk holding /x/runs.db is full"))
+
+    async def scenario():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ask(pilot, "why is my fan loud?")
+            await wait_for(pilot, lambda: ended(app) is not None)
+            await wait_for(pilot, lambda: any("disk holding" in n.message for n in app._notifications))
+
+    run(scenario())
+    assert ended(app).status == ev.FINISHED and "burn" in app.last_answer
+
+
+def test_run_tui_wires_the_real_parts(tmp_path):
+    import argparse
+
+    from appliance.commands.tui import build_app, run_tui
+    from appliance.tui.system_sampler import PsutilSampler
+
+    assert callable(run_tui)
+    args = argparse.Namespace(db=str(tmp_path / "runs.db"), model="smollm2-135m-instruct", verbose=False)
+    app = build_app(args, env={"APPLIANCE_HOME": str(tmp_path)})
+    assert isinstance(app.history, StoreHistory) and str(app.history.db_path) == str(tmp_path / "runs.db")
+    assert app.model_spec == "smollm2-135m-instruct" and isinstance(app._sampler, PsutilSampler)
+    names = [name for name, spec in app.model_choices()]
+    assert any(name.startswith("smollm2-135m-instruct") for name in names)
