@@ -188,7 +188,9 @@ class ApplianceApp(App):
 
     # ----- pulling a missing model --------------------------------------------------------------
     def start_pull(self, name: str) -> None:
-        self.run_worker(partial(self._pull_in_thread, name), thread=True, exclusive=True, group="pull", name="pull-model")
+        # A daemon thread, not a Textual worker: a pull of a gigabyte cannot be interrupted, and
+        # quitting must not wait for it (the pull writes to a temporary file and renames at the end).
+        threading.Thread(target=self._pull_in_thread, args=(name,), name="pull-model", daemon=True).start()
 
     def _pull_in_thread(self, name: str) -> None:
         assert self._puller is not None
