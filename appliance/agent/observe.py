@@ -114,6 +114,17 @@ def truncate_lines(lines: list[str], max_chars: int) -> list[str]:
             break
         keep.add(index)
         used += len(line) + 1
+    out = _with_markers(lines, keep)
+    while sum(len(line) + 1 for line in out) > max_chars:
+        plain = [i for i in keep if not IMPORTANT.search(lines[i])] or sorted(keep)
+        if not plain:
+            break
+        keep.discard(max(plain))  # the markers took more room than reserved: drop the last plain line
+        out = _with_markers(lines, keep)
+    return out
+
+
+def _with_markers(lines: list[str], keep: set[int]) -> list[str]:
     out: list[str] = []
     skipped = 0
     for index, line in enumerate(lines):
@@ -155,7 +166,8 @@ def wrap(source: str, status: str, body: str) -> str:
 def summarize(body: str, max_chars: int = 160) -> str:
     """One short line of what an observation established (for the store and for compaction):
     its first lines and any ERROR/WARN/FAIL line, squeezed."""
-    lines = [line.strip() for line in body.splitlines() if line.strip() and not line.startswith("…")]
+    lines = [line.strip() for line in body.splitlines()
+             if line.strip() and not line.startswith("…") and not line.rstrip().endswith(":")]
     picked = lines[:2] + [line for line in lines[2:] if IMPORTANT.search(line)][:2]
     text = " | ".join(picked)
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
