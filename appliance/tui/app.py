@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Footer, Input
@@ -425,16 +426,32 @@ class ApplianceApp(App):
         else:
             self.push_screen(HistoryScreen())
 
-    def request_history(self, query: str) -> None:
-        self.run_worker(partial(self._history_in_thread, query), thread=True, exclusive=True, group="history")
+    def in_background(
+        self,
+        what: str,
+        work: Callable[[], Any],
+        done: Callable[[Any], Message],
+        *,
+        exclusive: bool = True,
+        on_error: Callable[[], None] | None = None,
+    ) -> None:
+        """Run `work` in a thread worker; post `done(result)`, or BackgroundFailed(what, error)."""
 
-    def _history_in_thread(self, query: str) -> None:
-        try:
-            runs = self.history.list_runs(query)
-        except Exception as exc:
-            self.post_message(msg.BackgroundFailed("history", one_line(exc)))
-        else:
-            self.post_message(msg.HistoryListed(runs, query))
+        def job() -> None:
+            try:
+                value = work()
+            except Exception as exc:
+                if on_error is not None:
+                    self.call_from_thread(on_error)
+                self.post_message(msg.BackgroundFailed(what, one_line(exc)))
+            else:
+                self.post_message(done(value))
+
+        self.run_worker(job, thread=True, exclusive=exclusive, group=what, name=what)
+
+    def request_history(self, query: str) -> None:
+        self.in_background("history", partial(self.history.list_runs, query),
+                           lambda runs: msg.HistoryListed(runs, query))
 
     def on_history_listed(self, message: msg.HistoryListed) -> None:
         for screen in self.screen_stack:
@@ -442,15 +459,7 @@ class ApplianceApp(App):
                 screen.show_runs(message.runs)
 
     def request_replay(self, run_id: str) -> None:
-        self.run_worker(partial(self._replay_in_thread, run_id), thread=True, exclusive=True, group="replay")
-
-    def _replay_in_thread(self, run_id: str) -> None:
-        try:
-            run = self.history.get_run(run_id)
-        except Exception as exc:
-            self.post_message(msg.BackgroundFailed("replay", one_line(exc)))
-        else:
-            self.post_message(msg.RunLoaded(run, run_id))
+        self.in_background("replay", partial(self.history.get_run, run_id), lambda run: msg.RunLoaded(run, run_id))
 
     def on_run_loaded(self, message: msg.RunLoaded) -> None:
         if message.run is None:
@@ -465,18 +474,14 @@ class ApplianceApp(App):
         self.request_export(self.last_run_id)
 
     def request_export(self, run_id: str) -> None:
-        self.run_worker(partial(self._export_in_thread, run_id), thread=True, group="export")
+        self.in_background("export", partial(self._export, run_id), lambda path: msg.RunExported(str(path)),
+                           exclusive=False)
 
-    def _export_in_thread(self, run_id: str) -> None:
-        try:
-            run = self.history.get_run(run_id)
-            if run is None:
-                raise LookupError(f"run {run_id} is not in the database")
-            path = self._exporter(run)
-        except Exception as exc:
-            self.post_message(msg.BackgroundFailed("export", one_line(exc)))
-        else:
-            self.post_message(msg.RunExported(str(path)))
+    def _export(self, run_id: str) -> Path:
+        run = self.history.get_run(run_id)
+        if run is None:
+            raise LookupError(f"run {run_id} is not in the database")
+        return self._exporter(run)
 
     def on_run_exported(self, message: msg.RunExported) -> None:
         self.notify(f"Exported to {message.path}")
@@ -524,16 +529,9 @@ class ApplianceApp(App):
             self._sample_timer = None
 
     def _sample(self) -> None:
-        self.run_worker(self._sample_in_thread, thread=True, exclusive=True, group="sampler")
-
-    def _sample_in_thread(self) -> None:
-        try:
-            sample = self._sampler()  # type: ignore[misc]
-        except Exception as exc:  # stop sampling rather than repeat the same error every second
-            self.call_from_thread(self._stop_sampling)
-            self.post_message(msg.BackgroundFailed("system panel", one_line(exc)))
-        else:
-            self.post_message(msg.SystemSampled(sample))
+        # On an error, stop sampling rather than repeat the same error every second.
+        self.in_background("system panel", self._sampler, msg.SystemSampled,  # type: ignore[arg-type]
+                           on_error=self._stop_sampling)
 
     def on_system_sampled(self, message: msg.SystemSampled) -> None:
         self.system_panel.show_sample(message.sample)
