@@ -420,3 +420,23 @@ def test_run_tui_wires_the_real_parts(tmp_path):
     assert app.model_spec == "smollm2-135m-instruct" and isinstance(app._sampler, PsutilSampler)
     names = [name for name, spec in app.model_choices()]
     assert any(name.startswith("smollm2-135m-instruct") for name in names)
+
+
+def test_a_failing_sampler_is_reported_once_and_sampling_stops():
+    calls = []
+
+    def broken():
+        calls.append(1)
+        raise PermissionError("/proc is not readable here")
+
+    app = make_app(sampler=broken, sample_interval=0.05)
+
+    async def scenario():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+t")
+            await wait_for(pilot, lambda: any("/proc is not readable" in n.message for n in app._notifications))
+            await pilot.pause(0.3)
+            assert app._sample_timer is None
+
+    run(scenario())
+    assert len(calls) <= 2
