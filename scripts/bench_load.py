@@ -21,6 +21,7 @@ import atexit
 import gc
 import json
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -55,6 +56,8 @@ OBSERVATIONS = [
 def start_hogs(count: int) -> list[subprocess.Popen]:
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
     atexit.register(stop_hogs, hogs)
+    # A plain `kill` of the benchmark must not leave the busy processes behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     time.sleep(0.5)
     return hogs
 
@@ -77,9 +80,15 @@ def run_steps(model_spec: str, policy, steps: int, max_tokens: int, step_timeout
     records = []
     started = time.perf_counter()
     for step in range(steps):
-        deadline = time.monotonic() + step_timeout
+        deadline: list[float] = []  # set at the first poll, i.e. after the prompt is evaluated
+
+        def past_deadline() -> bool:
+            if not deadline:
+                deadline.append(time.monotonic() + step_timeout)
+            return time.monotonic() > deadline[0]
+
         generation = model.generate(messages, schema, max_tokens=max_tokens, temperature=0.0,
-                                    should_stop=lambda: time.monotonic() > deadline)
+                                    should_stop=past_deadline)
         s = generation.stats
         print(f"    step {step + 1}: threads {s.threads}/{s.threads_batch}, prompt {s.prompt_tokens_evaluated} tok "
               f"in {s.prompt_ms / 1000:.1f} s, {s.completion_tokens} tok in {s.generation_ms / 1000:.1f} s"
@@ -150,7 +159,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="fixed/adaptive pairs per scenario")
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--step-timeout", type=float, default=180.0,
-                        help="stop a step's generation after this many seconds (tokens/s stays exact)")
+                        help="stop a step's generation this many seconds after its prompt is evaluated "
+                             "(tokens/s stays exact)")
     parser.add_argument("--scenario", choices=("load", "idle", "both"), default="both")
     parser.add_argument("--out", default="results/bench_load.json")
     args = parser.parse_args(argv)

@@ -7,7 +7,7 @@ import pytest
 from appliance.config import resolve_paths
 from appliance.errors import ModelError
 from appliance.llm.gguf import check_file
-from appliance.llm.memory import MB, MemoryReading, check_memory, estimate_need, read_memory
+from appliance.llm.memory import MB, MemoryReading, NotEnoughMemory, check_memory, estimate_need, read_memory
 from appliance.llm.runtime import memory_need, open_chat_model
 
 
@@ -53,6 +53,7 @@ def test_model_larger_than_available_memory_is_refused(smollm2_path, qwen05_path
     with pytest.raises(ModelError) as caught:
         open_chat_model("small", paths=resolve_paths(), env={}, memory_reader=low)
     message = caught.value.message
+    assert isinstance(caught.value, NotEnoughMemory) and caught.value.verdict.suggestion == "smollm2-135m-instruct"
     assert message.startswith("model qwen2.5-coder-0.5b-instruct needs about 1,0")
     assert "only 700 MB is available" in message
     assert message.endswith("use the smaller model instead: appliance --model smollm2-135m-instruct")

@@ -89,10 +89,19 @@ def check_memory(needed: int, reading: MemoryReading,
     return MemoryVerdict(False, needed, reading.available, suggestion)
 
 
+class NotEnoughMemory(ModelError):
+    """A ModelError that carries its verdict, so a UI can offer `verdict.suggestion` as a button."""
+
+    def __init__(self, model_name: str, verdict: MemoryVerdict) -> None:
+        super().__init__(verdict.message(model_name))
+        self.model_name = model_name
+        self.verdict = verdict
+
+
 def ensure_memory(model_name: str, needed: int, reading: MemoryReading,
                   alternatives: Sequence[tuple[str, int]] = ()) -> MemoryVerdict:
-    """Raise ModelError with the verdict's message when the model does not fit."""
+    """Raise NotEnoughMemory (a ModelError) with the verdict's message when the model does not fit."""
     verdict = check_memory(needed, reading, alternatives)
     if not verdict.fits:
-        raise ModelError(verdict.message(model_name))
+        raise NotEnoughMemory(model_name, verdict)
     return verdict

@@ -20,7 +20,7 @@ from appliance.errors import ModelError
 from appliance.llm.base import ChatModel, ModelInfo
 from appliance.llm.catalog import Catalog, ResolvedModel, load_catalog, resolve_model
 from appliance.llm.gguf import GGUFInfo, check_file, kv_cache_bytes
-from appliance.llm.memory import MemoryReading, check_memory, estimate_need, read_memory
+from appliance.llm.memory import MemoryReading, check_memory, ensure_memory, estimate_need, read_memory
 from appliance.llm.pull import file_sha256
 
 DEFAULT_CONTEXT = 8192
@@ -112,12 +112,12 @@ def _smaller_installed(resolved: ResolvedModel, catalog: Catalog, models_dir: Pa
 
 def check_model_memory(resolved: ResolvedModel, info: GGUFInfo, n_ctx: int, *, catalog: Catalog,
                        models_dir: Path, reading: MemoryReading) -> None:
-    """Refuse (ModelError) a model that would push the machine into swap; suggest a smaller one."""
-    verdict = check_memory(memory_need(info, n_ctx), reading)
-    if verdict.fits:
+    """Refuse (NotEnoughMemory, a ModelError) a model that would push the machine into swap, naming
+    the largest smaller installed catalog model that would fit."""
+    needed = memory_need(info, n_ctx)
+    if check_memory(needed, reading).fits:
         return
-    verdict = check_memory(verdict.needed, reading, _smaller_installed(resolved, catalog, models_dir))
-    raise ModelError(verdict.message(resolved.name))
+    ensure_memory(resolved.name, needed, reading, _smaller_installed(resolved, catalog, models_dir))
 
 
 def _check_hash(resolved: ResolvedModel, models_dir: Path) -> str:
