@@ -55,23 +55,23 @@ def qwen15_path() -> Path:
     return _model_path("qwen2.5-coder-1.5b-instruct")
 
 
+def _private_dir(tmp_path: Path, monkeypatch, name: str, variable: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    monkeypatch.setenv(variable, str(folder))
+    return folder
+
+
 @pytest.fixture
 def tmp_home(tmp_path, monkeypatch) -> Path:
     """A private, empty APPLIANCE_HOME (database, settings) for one test; models stay where they are."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("APPLIANCE_HOME", str(home))
-    return home
+    return _private_dir(tmp_path, monkeypatch, "home", "APPLIANCE_HOME")
 
 
 @pytest.fixture
 def tmp_models(tmp_path, monkeypatch) -> Path:
     """A private, empty models folder (APPLIANCE_MODELS_DIR) for tests of pull/import/rm."""
-    models = tmp_path / "models"
-    models.mkdir()
-    monkeypatch.setenv("APPLIANCE_MODELS_DIR", str(models))
-    return models
-
+    return _private_dir(tmp_path, monkeypatch, "models", "APPLIANCE_MODELS_DIR")
 
 def _gguf_string(text: str) -> bytes:
     data = text.encode("utf-8")
