@@ -10,7 +10,13 @@ import time
 
 import pytest
 
-from appliance.llm.threads import AdaptiveThreadPolicy, LoadSampler, choose_threads, physical_cores
+from appliance.llm.threads import (
+    AdaptiveThreadPolicy,
+    LoadSampler,
+    cgroup_cpu_limit,
+    choose_threads,
+    physical_cores,
+)
 
 
 # --- the pure decision -------------------------------------------------------------------------------
@@ -49,6 +55,15 @@ def test_bounds():
     assert choose_threads([0.0], 0) == (1, 1)
     assert choose_threads([5.0, -3.0], 2) == (1, 1)  # readings clamped to 0..1 per CPU
     assert choose_threads([0.0, 0.0], 2, own_busy_cores=-1) == (2, 2)
+
+
+def test_container_cpu_quota(tmp_path):
+    quota = tmp_path / "cpu.max"
+    quota.write_text("150000 100000\n")
+    assert cgroup_cpu_limit(str(quota)) == 2
+    quota.write_text("max 100000\n")
+    assert cgroup_cpu_limit(str(quota)) is None
+    assert cgroup_cpu_limit(str(tmp_path / "missing")) is None
 
 
 # --- with real processes --------------------------------------------------------------------------------

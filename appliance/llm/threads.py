@@ -29,7 +29,8 @@ CPU_BUSY_THRESHOLD = 0.25
 
 
 def physical_cores() -> int:
-    """Physical cores this process may run on (psutil's physical count, capped by the affinity)."""
+    """Physical cores this process may use: psutil's physical count, capped by the CPU affinity
+    and by a container's CPU quota (cgroup v2 cpu.max), where more threads would only queue."""
     import psutil
 
     count = psutil.cpu_count(logical=False) or psutil.cpu_count(logical=True) or 1
@@ -37,7 +38,21 @@ def physical_cores() -> int:
         allowed = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         allowed = count
-    return max(1, min(count, allowed))
+    return max(1, min(count, allowed, cgroup_cpu_limit() or count))
+
+
+def cgroup_cpu_limit(path: str = "/sys/fs/cgroup/cpu.max") -> int | None:
+    """CPUs a cgroup v2 quota allows (rounded up), or None when there is no quota."""
+    try:
+        quota, period = open(path).read().split()[:2]
+    except (OSError, ValueError):
+        return None
+    if quota == "max":
+        return None
+    try:
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (ValueError, ZeroDivisionError):
+        return None
 
 
 def choose_threads(per_core_busy: Sequence[float], physical_cores: int,
