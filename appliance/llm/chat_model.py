@@ -63,6 +63,7 @@ class LlamaChatModel:
     (llama-cpp-python's own grammar sampling, kept for comparison).
     thread_policy: called before each generate; returns (n_threads, n_threads_batch).
     sampling: top-k/top-p/min-p/repeat-penalty/seed; the temperature comes from each call.
+    draft: let the fast decoder evaluate grammar-forced tokens in batches (see decoder.FastDecoder).
     """
 
     def __init__(
@@ -73,6 +74,7 @@ class LlamaChatModel:
         decoder: str = "fast",
         thread_policy: ThreadPolicy | None = None,
         sampling: SamplingSettings | None = None,
+        draft: bool = True,
     ) -> None:
         self.llama = llama
         self.info = info
@@ -80,7 +82,7 @@ class LlamaChatModel:
         self.sampling = sampling or SamplingSettings()
         self.template = ChatTemplate.from_llama(llama)
         self._session = Session(llama)
-        self._decoder = make_decoder(decoder, self._session)
+        self._decoder = make_decoder(decoder, self._session, draft=draft)
         self.decoder_name = decoder
         self._transcript = Transcript()
         self._lock = threading.Lock()
@@ -111,15 +113,14 @@ class LlamaChatModel:
 
     # --- threads -----------------------------------------------------------------------------
     def _apply_threads(self) -> tuple[int, int]:
+        """Apply the thread policy (if any) and return the threads the context really uses."""
+        import llama_cpp
+
+        ctx = self.llama.ctx
         if self.thread_policy is not None:
             n_threads, n_threads_batch = self.thread_policy()
-            n_threads, n_threads_batch = max(1, int(n_threads)), max(1, int(n_threads_batch))
-            import llama_cpp
-
-            llama_cpp.llama_set_n_threads(self.llama.ctx, n_threads, n_threads_batch)
-            return n_threads, n_threads_batch
-        params = self.llama.context_params
-        return int(params.n_threads), int(params.n_threads_batch)
+            llama_cpp.llama_set_n_threads(ctx, max(1, int(n_threads)), max(1, int(n_threads_batch)))
+        return int(llama_cpp.llama_n_threads(ctx)), int(llama_cpp.llama_n_threads_batch(ctx))
 
     # --- generation --------------------------------------------------------------------------
     def generate(
@@ -181,6 +182,11 @@ class LlamaChatModel:
             threads_batch=threads_batch,
         )
         return Generation(text=text, finish_reason=result.finish_reason, stats=stats)
+
+    def reset(self) -> None:
+        """Forget the transcript and the KV cache (benchmarks and tests; a run never needs it)."""
+        self._transcript = Transcript()
+        self._session.trim(0)
 
     def close(self) -> None:
         """Free the decoder's native buffers (the Llama itself belongs to the caller)."""
