@@ -519,3 +519,22 @@ def test_an_answer_that_invents_facts_twice_is_replaced_by_the_evidence():
     assert "hogzilla" in final.answer  # what the observations did show
     assert of(events, ev.StepRecorded)[-1].evaluation.startswith("answer replaced by the evidence")
     assert ended(events).result == {}
+
+
+def test_the_tools_that_fit_the_question_are_named_next_to_it():
+    from appliance.agent.prompt import matching_tools
+
+    def nothing():
+        return ok(1)
+
+    specs = [ToolSpec(name, desc, schema_from_signature(nothing), nothing) for name, desc in [
+        ("top_processes", "The busiest processes by CPU or memory. Use when the fan is loud."),
+        ("disk_usage", "Every filesystem and how full it is. Use for a full disk."),
+        ("read_log", "The end of a log file with its errors."),
+    ]]
+    assert matching_tools("Why is my fan so loud?", specs)[0] == "top_processes"
+    assert matching_tools("My disk is full", specs)[0] == "disk_usage"
+    assert matching_tools("Which errors are in the log?", specs)[0] == "read_log"
+    assert matching_tools("hello there", specs) == []
+    events, model, _ = run([GOOD_FINISH], registry=Registry(specs))
+    assert "Tools that fit this question: top_processes" in model.calls[0][0][1].content

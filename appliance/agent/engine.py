@@ -42,6 +42,7 @@ from appliance.agent.checks import check_answer
 from appliance.agent.observe import render_result, summarize, wrap
 from appliance.agent.prompt import (
     after_reflection_message,
+    matching_tools,
     observation_message,
     question_message,
     system_prompt,
@@ -229,7 +230,9 @@ class _Run:
         specs = self.registry.specs
         self.messages.append(Message("system", system_prompt(specs, self.s, can_ask=self.can_ask)))
         snapshot_text = yield from self._snapshot()
-        self.messages.append(Message("user", question_message(self.question, snapshot_text, self.s.max_steps)))
+        suggested = matching_tools(self.question, specs)
+        self.messages.append(Message("user", question_message(self.question, snapshot_text, self.s.max_steps,
+                                                              suggested)))
         finish_only = False
         forced = False
         rejections = 0
