@@ -67,9 +67,13 @@ fi
 tmux send-keys -t "$SESSION" -l "$QUESTION"
 tmux send-keys -t "$SESSION" Enter
 wait_for "running|Step 1" 30
+# The run is over when the status bar (always on screen) says how it ended; the answer box is then
+# scrolled into view from its first line, titled "Answer" or "Answer (how it ended)".
 status=0
-wait_for "Answer" "$TIMEOUT" || status=1
-sleep 1  # let the last repaint land
+wait_for "· (finished|stopped at the step limit|stopped by the token/time budget|cancelled|failed) ·" "$TIMEOUT" \
+  || status=1
+sleep 1
+screen | grep -q "Answer" || status=1
 final=$(screen)
 echo "$final"
 if [ -n "${SCREEN_OUT:-}" ]; then

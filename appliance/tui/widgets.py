@@ -179,7 +179,8 @@ class Transcript(VerticalScroll):
         answer = Markdown(markdown, classes="answer")
         answer.border_title = title
         self.mount(answer)
-        self._follow()
+        if self.follow:  # show the answer from its first line, not its last
+            self.call_after_refresh(self.scroll_to_widget, answer, animate=False, top=True)
 
     def _follow(self) -> None:
         if self.follow:
