@@ -53,7 +53,7 @@ class RunTally:
                 self.invalid_actions += 1
                 if _is_parse_failure(event):
                     self.parse_failures += 1
-            elif status in REPEAT_STATUSES:
+            elif status in REPEAT_STATUSES or _is_repeat(event):
                 self.repeated_actions += 1
             self.step_completion_tokens += event.stats.completion_tokens
             self.generation_ms += event.stats.generation_ms
@@ -98,6 +98,12 @@ class RunTally:
             "tokens_per_second": round(self.tokens_per_second, 1),
             "actions": list(self.actions),
         }
+
+
+def _is_repeat(event: ev.StepRecorded) -> bool:
+    """The same call again: answered from the cache (status 'repeat'), or re-run because the cached
+    reading had expired, which the engine marks in the step's evaluation."""
+    return (event.evaluation or "").lower().startswith("repeat of step")
 
 
 def _is_parse_failure(event: ev.StepRecorded) -> bool:
