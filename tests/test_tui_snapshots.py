@@ -31,9 +31,12 @@ def utc(monkeypatch):
 
 
 async def steady(pilot) -> None:
-    """No blinking cursors: a snapshot must not depend on the moment it is taken."""
-    from textual.widgets import Input
+    """No blinking cursors, and every answer box rendered: a snapshot must not depend on the
+    moment it is taken (on a busy machine the Markdown may still be parsing)."""
+    from textual.widgets import Input, Markdown
 
+    for answer in pilot.app.screen.query(Markdown):
+        await wait_for(pilot, lambda answer=answer: len(answer.children) > 0)
     for screen in pilot.app.screen_stack:
         for box in screen.query(Input):
             box.cursor_blink = False
@@ -122,6 +125,8 @@ def test_history_80x24(snap_compare):
         await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "HistoryScreen")
         table = pilot.app.screen.query_one("DataTable")
         await wait_for(pilot, lambda: table.row_count == 3)
+        # Column widths follow the rows on the next refresh: wait for them, not for a fixed time.
+        await wait_for(pilot, lambda: table.ordered_columns[0].content_width >= len("11-28 21:26"))
         await steady(pilot)
 
     assert snap_compare(make_app(deterministic=True, history=fixed_history()), terminal_size=(80, 24),

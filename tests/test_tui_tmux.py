@@ -21,24 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "tui_tmux_drive.sh"
 
 
-def model_path(request) -> Path:
-    try:
-        return Path(request.getfixturevalue("smollm2_path"))
-    except pytest.FixtureLookupError:  # the shared fixture is not there: use the checkout's copy
-        path = ROOT / "models" / "smollm2-135m-instruct-q4_1.gguf"
-        if not path.exists():
-            pytest.skip(f"SmolLM2 is not at {path}")
-        return path
-
-
 @pytest.mark.model
 @pytest.mark.slow
-def test_real_tui_in_tmux_answers_a_question(request, tmp_path):
+def test_real_tui_in_tmux_answers_a_question(smollm2_path, tmp_path):
     if shutil.which("tmux") is None:
         if os.environ.get("CI"):
             pytest.fail("tmux is missing in CI: apt-get install -y tmux")
         pytest.skip("TMUX IS NOT INSTALLED: apt-get install -y tmux to run the real-terminal test")
-    model = model_path(request)
+    model = smollm2_path
     db = tmp_path / "runs.db"
     screen_file = tmp_path / "screen.txt"
     env = dict(os.environ, PYTHON=sys.executable, STEPS="2", TIMEOUT="420", SCREEN_OUT=str(screen_file),

@@ -61,7 +61,7 @@ class StepCard(Vertical):
         self._reflection_stream = FieldStream("reason")
         self.thought = ""
         self.notes: list[str] = []
-        self._thought = Static(Text("…", style="dim"), classes="thought")
+        self._thought = Static(Text("thinking…", style="dim"), classes="thought")
         self._action = Static("", classes="action")
         self._observation_text = Static("", classes="observation-text")
         self._observation = Collapsible(self._observation_text, title="observation", collapsed=True,
