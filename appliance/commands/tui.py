@@ -75,9 +75,15 @@ def make_engine(model: Any, settings: Any) -> Any:
     return Engine(model, build_registry(ToolContext(policy=PathPolicy.default())), settings)
 
 
+def open_recorder(db: Any) -> Any:
+    """The run's recorder (imported here: sqlite-utils takes ~0.3 s to import, after start-up)."""
+    from appliance.store import open_recorder as open_safe_recorder
+
+    return open_safe_recorder(db)
+
+
 def build_app(args: argparse.Namespace, env: dict[str, str] | None = None) -> Any:
     from appliance.agent.settings import EngineSettings
-    from appliance.store import open_recorder
     from appliance.tui.app import ApplianceApp
     from appliance.tui.export import MarkdownExporter
     from appliance.tui.history_source import StoreHistory
@@ -88,7 +94,7 @@ def build_app(args: argparse.Namespace, env: dict[str, str] | None = None) -> An
         model_loader=make_model_loader(paths, verbose=bool(getattr(args, "verbose", False))),
         engine_factory=make_engine,
         settings=EngineSettings(),
-        recorder_factory=lambda: open_recorder(paths.db),
+        recorder_factory=lambda: open_recorder(paths.db),  # in the run's thread, after the screen is up
         history=StoreHistory(paths.db),
         model_spec=getattr(args, "model", None),
         model_choices=model_choices(paths),
