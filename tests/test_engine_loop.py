@@ -538,3 +538,15 @@ def test_the_tools_that_fit_the_question_are_named_next_to_it():
     assert matching_tools("hello there", specs) == []
     events, model, _ = run([GOOD_FINISH], registry=Registry(specs))
     assert "Tools that fit this question: top_processes" in model.calls[0][0][1].content
+
+
+def test_the_fitting_tools_are_listed_last_in_the_system_prompt():
+    events, model, _ = run([GOOD_FINISH])
+    system = model.calls[0][0][0].content
+    from appliance.agent.prompt import matching_tools
+
+    best = matching_tools("Why is my fan loud?", Tools().registry().specs)
+    positions = {spec.name: system.index(f"## {spec.name}\n") for spec in Tools().registry().specs}
+    if best:
+        assert positions[best[0]] == max(positions.values())
+    assert system.index("## finish") > max(positions.values())

@@ -43,6 +43,7 @@ from appliance.agent.observe import render_result, summarize, wrap
 from appliance.agent.prompt import (
     after_reflection_message,
     matching_tools,
+    order_for_question,
     observation_message,
     question_message,
     system_prompt,
@@ -228,7 +229,8 @@ class _Run:
 
     def _loop(self) -> Iterator[ev.Event]:
         specs = self.registry.specs
-        self.messages.append(Message("system", system_prompt(specs, self.s, can_ask=self.can_ask)))
+        listed = order_for_question(self.question, specs)  # fixed for the run: the KV cache still holds
+        self.messages.append(Message("system", system_prompt(listed, self.s, can_ask=self.can_ask)))
         snapshot_text = yield from self._snapshot()
         suggested = matching_tools(self.question, specs)
         self.messages.append(Message("user", question_message(self.question, snapshot_text, self.s.max_steps,
