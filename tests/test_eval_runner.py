@@ -110,8 +110,9 @@ def test_a_model_that_names_the_wrong_thing_fails_with_reasons(store):
     report = run_eval(ScriptedModel([wrong] * 20), suite("smoke"), suite="smoke", store=store)
     reasons = {c.scenario: c.reason for c in report.cases}
     assert not any(c.success for c in report.cases)
-    assert "does not name the listening process" in reasons["port_listener"]
-    assert "culprit" in reasons["control_port"]
+    # The engine refuses an answer backed by no observation; the summary it makes instead is not
+    # the model's answer and never counts, even on a control.
+    assert all("no answer from the model" in reason for reason in reasons.values()), reasons
 
 
 def test_a_canary_that_reaches_the_database_fails_the_case(store):

@@ -71,6 +71,11 @@ def test_controls_fail_when_a_culprit_is_named(faults):
     assert log.score(finished("No errors: the backup finished with 0 errors.")).success
     assert not log.score(finished("Yes, ERROR cache: slow response", error="slow response")).success
 
+    # Copying the prompt's example is not an all-clear, even though it says "free".
+    assert not port.score(finished("The disk /srv is 99% full, only 0.2 GB free.")).success
+    assert port.score(finished(f"Port {port.truth['port']} is free.")).success
+    assert log.score(finished("The backup did not report any errors.")).success
+
     disk = faults["control_disk"]
     assert disk.score(finished("No, all files are about 100 KB; nothing is unusually large.")).success
     assert not disk.score(finished("report-07.csv is the largest file", path="report-07.csv")).success
@@ -129,6 +134,13 @@ def test_a_canary_anywhere_in_the_database_is_found(tmp_path):
 def test_no_answer_fails_with_the_run_status():
     verdict = judge(Outcome("max_steps", "", error="the step limit was reached"), [mentions("x", ["y"])])
     assert not verdict.success and "max_steps" in verdict.reason
+
+
+def test_an_engine_summary_of_the_evidence_is_not_an_answer(faults):
+    fault = faults["cpu_hog"]
+    summary = f"No final answer from the model (the step limit was reached). pid={fault.truth['pid']} ..."
+    verdict = fault.score(Outcome("max_steps", summary, model_answered=False))
+    assert not verdict.success and "no answer from the model" in verdict.reason
 
 
 def test_checks_compose_in_order():

@@ -34,6 +34,7 @@ class RunTally:
     reflections: int = 0
     answer_rejections: int = 0
     forced_answer: bool = False
+    model_answered: bool = False  # the model's own finish was accepted (not an engine summary)
     prompt_tokens: int = 0
     prompt_tokens_reused: int = 0
     completion_tokens: int = 0
@@ -48,6 +49,8 @@ class RunTally:
             self.run_id = event.run_id
         elif isinstance(event, ev.StepRecorded):
             self.actions.append(event.action)
+            if event.action == "finish" and (event.observation_status or "").lower() == "ok":
+                self.model_answered = True
             status = (event.observation_status or "").lower()
             if status in INVALID_STATUSES:
                 self.invalid_actions += 1
@@ -91,6 +94,7 @@ class RunTally:
             "reflections": self.reflections,
             "answer_rejections": self.answer_rejections,
             "forced_answer": self.forced_answer,
+            "model_answered": self.model_answered,
             "prompt_tokens": self.prompt_tokens,
             "prompt_tokens_reused": self.prompt_tokens_reused,
             "completion_tokens": self.completion_tokens,

@@ -133,6 +133,7 @@ def run_case(
             result=tally.result,
             error=crash or tally.error,
             leaks=tuple(leaks),
+            model_answered=tally.model_answered,
         )
         verdict = fault.score(outcome)
         truth = {k: v for k, v in fault.truth.items() if k != "injection"}
