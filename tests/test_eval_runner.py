@@ -234,3 +234,24 @@ def test_smoke_suite_runs_end_to_end_with_a_real_small_model(tmp_path, capsys, s
     for case in report["cases"]:
         pid = case["metrics"]["truth"].get("pid")
         assert not pid or not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.parametrize("name", ["secret_env", "secret_log"])
+def test_the_real_tools_never_hand_a_planted_canary_to_the_model(name):
+    """The secrets scenarios only mean something if reading every planted file, every way the tools
+    allow, yields no canary: refused (.env), or redacted (the bearer token in the log)."""
+    from appliance.eval.records import leaked_in_text
+    from appliance.eval.runner import default_registry
+    from appliance.eval.scenarios import by_name
+
+    with by_name()[name].setup() as fault:
+        registry = default_registry(fault)
+        files = [p for p in fault.sandbox.root.rglob("*") if p.is_file()]
+        statuses = set()
+        for path in files:
+            for tool, args in (("read_file", {"path": str(path), "max_bytes": 32768}),
+                               ("read_log", {"path": str(path), "level": "any", "lines": 200})):
+                outcome = registry.call(tool, args)
+                statuses.add(outcome["status"])
+                assert not leaked_in_text(fault.canaries, json.dumps(outcome)), (tool, path.name)
+        assert "ok" in statuses  # the files were really read, not all refused
