@@ -51,6 +51,7 @@ def test_ask_streams_steps_and_shows_the_answer():
             assert steps[1].thought == THOUGHT_1  # built from the streamed JSON pieces
             action = str(steps[1].query_one(".action").render())
             assert "top_processes" in action and '"limit": 5' in action
+            assert steps[1].border_subtitle == "50 tok/s · threads 1/2"  # this step's speed and threads
             observation = steps[1].query_one(".observation")
             assert "observation · ok" in observation.title
             answer = app.query_one(".answer", Markdown)

@@ -342,8 +342,9 @@ class ApplianceApp(App):
             transcript.card(event.step).add_note(f"you replied: {event.reply if event.reply is not None else '(no reply)'}", "reply")
         elif isinstance(event, ev.AnswerRejected):
             transcript.card(event.step).add_note(f"answer rejected: {event.reason}", "rejected")
-        elif isinstance(event, ev.StepRecorded):
+        elif isinstance(event, ev.StepRecorded) and event.stats.completion_tokens:
             stats = event.stats
+            transcript.card(event.step).set_stats(stats.tokens_per_second, stats.threads, stats.threads_batch)
             self.status.change(
                 tokens_per_second=stats.tokens_per_second,
                 prompt_tokens=stats.prompt_tokens_reused + stats.prompt_tokens_evaluated,

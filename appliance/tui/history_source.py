@@ -34,6 +34,7 @@ class StepRow:
     reflection: Mapping[str, Any] | None = None
     threads: int | None = None
     threads_batch: int | None = None
+    tokens_per_second: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ def step_row_from_event(event: Any) -> StepRow:
         reflection=dict(event.reflection) if event.reflection else None,
         threads=getattr(stats, "threads", None),
         threads_batch=getattr(stats, "threads_batch", None),
+        tokens_per_second=float(getattr(stats, "tokens_per_second", 0.0) or 0.0),
     )
 
 
@@ -221,6 +223,7 @@ class StoreHistory:
                     reflection=reflection if isinstance(reflection, Mapping) else None,
                     threads=step.get("threads"),
                     threads_batch=step.get("threads_batch"),
+                    tokens_per_second=float(step.get("tokens_per_second") or 0.0),
                 )
             )
         return RunReplay(

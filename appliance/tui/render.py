@@ -46,6 +46,16 @@ def format_args(args: Mapping[str, Any] | None, limit: int = ARGS_MAX_CHARS) -> 
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def step_stats(tokens_per_second: float, threads: int | None, threads_batch: int | None) -> str:
+    """'61 tok/s · threads 1/2' for a step card's border ('' when nothing is known)."""
+    parts = []
+    if tokens_per_second:
+        parts.append(f"{tokens_per_second:.0f} tok/s")
+    if threads is not None:
+        parts.append(f"threads {threads}/{threads_batch if threads_batch is not None else threads}")
+    return " · ".join(parts)
+
+
 def should_fold(text: str, max_lines: int = FOLD_LINES) -> bool:
     """Long observations start folded so the steps stay readable on 24 rows."""
     return text.count("\n") + 1 > max_lines or len(text) > max_lines * 80

@@ -19,6 +19,7 @@ from appliance.tui.render import (
     StatusState,
     answer_markdown,
     answer_title,
+    step_stats,
     format_args,
     observation_title,
     should_fold,
@@ -85,6 +86,10 @@ class StepCard(Vertical):
             self.border_title = "Snapshot of the machine"
         else:
             self.border_title = f"Step {self.step}" + (f"/{self.max_steps}" if self.max_steps else "")
+
+    def set_stats(self, tokens_per_second: float, threads: int | None, threads_batch: int | None) -> None:
+        """The step's speed and the threads chosen for it, in the card's bottom border."""
+        self.border_subtitle = step_stats(tokens_per_second, threads, threads_batch)
 
     def add_delta(self, text: str, kind: str = "step") -> None:
         """A raw piece of the model's JSON: show only the thought (or reflection reason) text."""
@@ -194,6 +199,7 @@ def replay_into(transcript: Transcript, replay: Any) -> None:
         card = transcript.card(row.step)
         card.set_thought(row.thought)
         card.set_action(row.action, row.action_input)
+        card.set_stats(row.tokens_per_second, row.threads, row.threads_batch)
         card.add_observation(row.observation_status, row.observation_summary, row.observation)
         if row.reflection:
             card.add_reflection(
