@@ -134,3 +134,13 @@ def test_bad_files_when_asking(tmp_path, tmp_home, smollm2_path):
         line = one_line_error(stderr)
         assert process.returncode == 3, (label, stderr)
         assert f"model file {path}" in line and reason in line, (label, line)
+
+
+def test_unusable_models_folder_is_one_line(tmp_path, monkeypatch, make_gguf, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("APPLIANCE_MODELS_DIR", str(blocker / "models"))
+    code, _, err = run_cli(capsys, "models", "pull", "tiny")
+    assert code == 3 and "cannot create the models directory" in one_line_error(err)
+    code, _, err = run_cli(capsys, "models", "import", str(make_gguf(tmp_path / "x.gguf")))
+    assert code == 3 and "Not a directory" in one_line_error(err)

