@@ -131,3 +131,13 @@ def test_old_readings_are_refreshed():
     time.sleep(0.4)
     sample = sampler.sample()
     assert 0.04 <= sample.window < 0.3  # a fresh short window, not the stale 0.4 s one
+
+
+def test_fixed_threads_from_the_environment():
+    from appliance.errors import ModelError
+    from appliance.llm.runtime import default_thread_policy
+
+    assert default_thread_policy({"APPLIANCE_THREADS": "3"}, 2)() == (3, 3)
+    assert isinstance(default_thread_policy({}, 2), AdaptiveThreadPolicy)
+    with pytest.raises(ModelError, match="must be a positive whole number, not 'two'"):
+        default_thread_policy({"APPLIANCE_THREADS": "two"}, 2)

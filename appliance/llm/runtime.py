@@ -11,6 +11,7 @@ wrap the loaded model with the adaptive thread policy.
 from __future__ import annotations
 
 import ctypes
+import os
 from collections import deque
 from pathlib import Path
 from typing import Callable, Mapping
@@ -22,6 +23,7 @@ from appliance.llm.catalog import Catalog, ResolvedModel, load_catalog, resolve_
 from appliance.llm.gguf import GGUFInfo, check_file, kv_cache_bytes
 from appliance.llm.memory import MemoryReading, check_memory, ensure_memory, estimate_need, read_memory
 from appliance.llm.pull import file_sha256
+from appliance.llm.threads import AdaptiveThreadPolicy, FixedThreadPolicy, physical_cores
 
 DEFAULT_CONTEXT = 8192
 ENV_THREADS = "APPLIANCE_THREADS"  # a fixed thread count instead of the adaptive choice
@@ -130,6 +132,16 @@ def _check_hash(resolved: ResolvedModel, models_dir: Path) -> str:
     return sha
 
 
+def default_thread_policy(env: Mapping[str, str], cores: int) -> Callable[[], tuple[int, int]]:
+    """$APPLIANCE_THREADS as a fixed count, else the adaptive choice from the idle cores."""
+    fixed = env.get(ENV_THREADS, "").strip()
+    if not fixed:
+        return AdaptiveThreadPolicy(cores)
+    if not fixed.isdigit() or int(fixed) < 1:
+        raise ModelError(f"{ENV_THREADS} must be a positive whole number, not {fixed!r}")
+    return FixedThreadPolicy(int(fixed))
+
+
 def open_chat_model(
     spec: str | None,
     *,
@@ -144,10 +156,6 @@ def open_chat_model(
 ) -> ChatModel:
     """Resolve --model / APPLIANCE_MODEL / default, check the file, its hash and the memory, load it
     and wrap it as the ChatModel the engine drives."""
-    import os
-
-    from appliance.llm.threads import AdaptiveThreadPolicy, FixedThreadPolicy, physical_cores
-
     env = os.environ if env is None else env
     catalog = catalog or load_catalog()
     resolved = resolve_model(spec, models_dir=paths.models_dir, catalog=catalog, env=env)
@@ -159,14 +167,7 @@ def open_chat_model(
     sha = _check_hash(resolved, paths.models_dir)
 
     cores = physical_cores()
-    if thread_policy is None:
-        fixed = env.get(ENV_THREADS, "").strip()
-        if fixed:
-            if not fixed.isdigit() or int(fixed) < 1:
-                raise ModelError(f"{ENV_THREADS} must be a positive whole number, not {fixed!r}")
-            thread_policy = FixedThreadPolicy(int(fixed))
-        else:
-            thread_policy = AdaptiveThreadPolicy(cores)
+    thread_policy = thread_policy or default_thread_policy(env, cores)
     llama = load_llama(resolved.path, n_ctx=context, n_threads=cores, verbose=verbose)
     from appliance.llm.chat_model import LlamaChatModel  # written by the decoder area; loaded lazily
 
