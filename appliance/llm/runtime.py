@@ -10,7 +10,9 @@ wrap the loaded model with the adaptive thread policy.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import io
 import os
 from collections import deque
 from pathlib import Path
@@ -65,24 +67,38 @@ def set_llama_log(verbose: bool) -> None:
 
 def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch: int | None = None,
                verbose: bool = False, n_batch: int = 512):
-    """Load a GGUF with llama.cpp; anything llama.cpp refuses becomes a one-line ModelError."""
+    """Load a GGUF with llama.cpp; anything llama.cpp refuses becomes a one-line ModelError.
+
+    Quiet without redirecting file descriptors: llama-cpp-python's own `verbose=False` points fds 1
+    and 2 at /dev/null while it loads, which blanks a running TUI (the TUI loads the model in a
+    worker while its screen is up). Instead llama.cpp's log goes to the quiet callback, the
+    library's Python-level prints during construction go to a discarded buffer, and `verbose` is
+    switched off on the object afterwards.
+    """
     llama_cpp = _import_llama_cpp()
     set_llama_log(verbose)
     _recent_log.clear()
     try:
-        return llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=int(n_ctx),
-            n_batch=min(int(n_batch), int(n_ctx)),
-            n_threads=int(n_threads),
-            n_threads_batch=int(n_threads_batch or n_threads),
-            n_gpu_layers=0,
-            use_mmap=True,
-            verbose=verbose,
-        )
+        with contextlib.ExitStack() as stack:
+            if not verbose:
+                sink = io.StringIO()
+                stack.enter_context(contextlib.redirect_stdout(sink))
+                stack.enter_context(contextlib.redirect_stderr(sink))
+            llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=int(n_ctx),
+                n_batch=min(int(n_batch), int(n_ctx)),
+                n_threads=int(n_threads),
+                n_threads_batch=int(n_threads_batch or n_threads),
+                n_gpu_layers=0,
+                use_mmap=True,
+                verbose=True,  # see above: False would redirect the process's file descriptors
+            )
     except (ValueError, RuntimeError, OSError, AssertionError) as exc:
         reason = _log_reason() or (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
         raise ModelError(f"llama.cpp could not load model file {path}: {reason}") from None
+    llama.verbose = verbose  # no per-call prints from the library unless asked for
+    return llama
 
 
 def _log_reason() -> str | None:
