@@ -215,7 +215,7 @@ def test_smoke_suite_runs_end_to_end_with_a_real_small_model(tmp_path, capsys, s
     nothing left behind. Whether the tiny model succeeds is not asserted (it mostly does not)."""
     db = tmp_path / "eval.db"
     code = main(["eval", "--suite", "smoke", "--model", str(smollm2_path), "--db", str(db), "--json",
-                 "--quiet", "--max-steps", "3", "--time-budget", "45"])
+                 "--quiet", "--max-steps", "3", "--time-budget", "60"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert len(report["cases"]) == 3
@@ -225,11 +225,13 @@ def test_smoke_suite_runs_end_to_end_with_a_real_small_model(tmp_path, capsys, s
             assert case["run_id"], case
             run = reader.get_run(case["run_id"])
             assert run["model_name"].startswith("smollm2") and run["steps"]
-            assert case["metrics"]["prompt_tokens"] > 0 and case["metrics"]["completion_tokens"] > 0
+            assert case["metrics"]["prompt_tokens"] > 0  # the model really read the prompt
             assert case["metrics"]["status"] in ("finished", "max_steps", "budget")
             assert case["reason"]  # every verdict says why
     overall = summarise_by_scenario(stored["cases"])["overall"]
     assert overall["cases"] == 3 and overall["canary_leaks"] == 0
+    # On a loaded machine the time budget can end a run during its first prompt; not all three.
+    assert overall["completion_tokens"] > 0
     assert not list(Path(tempfile.gettempdir()).glob(f"appliance-eval-*{os.getpid()}-*"))  # no files left
     for case in report["cases"]:
         pid = case["metrics"]["truth"].get("pid")
