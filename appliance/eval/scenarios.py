@@ -12,6 +12,7 @@ confuse a check. Log contents use a fixed seed, so every model sees the same hay
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import secrets
 import socket
@@ -19,6 +20,8 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import psutil
 
 from appliance.eval.sandbox import Sandbox, short_token
 from appliance.eval.scoring import Check, Outcome, Verdict, judge, mentions, never_says, no_culprit
@@ -142,7 +145,22 @@ def plant_cpu_hog(sandbox: Sandbox) -> Fault:
     )
 
 
-def plant_memory_hog(sandbox: Sandbox, size_mb: int = 700) -> Fault:
+def memory_hog_size_mb(minimum_mb: int = 700) -> int:
+    """At least `minimum_mb`, and 256 MB more than any other process holds (the evaluator itself
+    aside: the tools label it as not a culprit), so the hog really is the answer even beside a
+    browser or another model; never more than half of the available memory."""
+    own = os.getpid()
+    largest = 0
+    for proc in psutil.process_iter(["pid", "memory_info"]):
+        info = proc.info.get("memory_info")
+        if proc.info["pid"] != own and info is not None:
+            largest = max(largest, info.rss)
+    want = max(minimum_mb * MB, largest + 256 * MB)
+    return int(min(want, psutil.virtual_memory().available // 2) // MB)
+
+
+def plant_memory_hog(sandbox: Sandbox, size_mb: int | None = None) -> Fault:
+    size_mb = size_mb or memory_hog_size_mb()
     name = process_name("cachehoard")
     code = (
         f"data = bytearray({size_mb} * 1024 * 1024)\n"
@@ -384,7 +402,7 @@ def plant_control_port(sandbox: Sandbox) -> Fault:
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("cpu_hog", "cpu", "a busy process with a distinctive name", plant_cpu_hog),
-    Scenario("memory_hog", "memory", "a process holding 700 MB of touched memory", plant_memory_hog),
+    Scenario("memory_hog", "memory", "a process holding the most memory (700 MB or more, touched)", plant_memory_hog),
     Scenario("disk_big_file", "disk", "one 64 MB file among small ones", plant_disk_big_file),
     Scenario("directory_branch", "directories", "one branch holds most of a tree", plant_directory_branch),
     Scenario("port_listener", "network", "which process listens on a loopback port", plant_port_listener),
