@@ -177,3 +177,12 @@ def test_grammar_is_cached_and_ends_at_the_closing_brace():
     assert root.endswith('"}"')
     with pytest.raises(ModelError):
         compile_schema({"type": "object", "properties": {"x": {"$ref": "#/nowhere"}}})
+
+
+def test_generated_json_has_the_canonical_layout(model):
+    """One layout (json.dumps's) leaves keys and punctuation forced, so they are drafted."""
+    gen = model.generate([SYSTEM, Message("user", "Check /var")], SCHEMA, max_tokens=96)
+    assert gen.finish_reason == "stop"
+    assert gen.text == json.dumps(json.loads(gen.text), ensure_ascii=False)
+    assert gen.text.startswith('{"thought": "')
+    assert gen.stats.forced_tokens >= 8

@@ -90,7 +90,7 @@ def test_fast_equals_builtin_for_every_schema(smollm2, system_message):
         outputs = []
         for model in (builtin, exact, drafted):
             model.reset()  # the same evaluation of the prompt for each decoder
-            outputs.append(model.generate(messages, schema, max_tokens=64))
+            outputs.append(model.generate(messages, schema, max_tokens=48))
         reference, fast, with_drafts = outputs
         assert fast.text == reference.text, name
         assert fast.finish_reason == reference.finish_reason, name

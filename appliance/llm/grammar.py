@@ -45,12 +45,17 @@ def schema_key(schema: dict) -> str:
     return json.dumps(schema, sort_keys=True, separators=(",", ":"))
 
 
-def compile_schema(schema: dict) -> CompiledGrammar:
+def compile_schema(schema: dict, *, canonical_whitespace: bool = True) -> CompiledGrammar:
     """The grammar of `schema`, from the cache when it was compiled before.
+
+    canonical_whitespace: the object must be laid out as `json.dumps` does (one blank after `:`
+    and `,`, none elsewhere) — the layout of the prompt's examples. The converter's default
+    allows an optional blank after every token, which leaves nothing forced: with one layout,
+    keys and punctuation are fully determined and the fast decoder drafts them.
 
     Raises ModelError with one line when the converter cannot express the schema.
     """
-    key = schema_key(schema)
+    key = schema_key(schema) + ("" if canonical_whitespace else "|loose")
     with _lock:
         cached = _cache.get(key)
     if cached is not None:
@@ -67,10 +72,19 @@ def compile_schema(schema: dict) -> CompiledGrammar:
     # JSON forbids raw control characters in strings (json.loads rejects them); the converter's
     # char rule allows them. llama.cpp's own converter excludes them the same way.
     gbnf = gbnf.replace('char ::= [^"\\\\] |', 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |')
+    if canonical_whitespace:
+        gbnf = _canonical_whitespace(gbnf)
     compiled = CompiledGrammar(key=key, gbnf=_without_trailing_space(gbnf))
     with _lock:
         _cache[key] = compiled
     return compiled
+
+
+def _canonical_whitespace(gbnf: str) -> str:
+    """One blank after ':' and ',', no optional blanks anywhere else."""
+    gbnf = gbnf.replace('":" space', '":" " "').replace('"," space', '"," " "')
+    gbnf = re.sub(r"(?<=[ (|])space(?=[ )|]|$)", "", gbnf, flags=re.MULTILINE)
+    return "\n".join(line.rstrip() for line in gbnf.split("\n"))
 
 
 def _without_trailing_space(gbnf: str) -> str:
