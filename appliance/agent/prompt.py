@@ -100,7 +100,7 @@ def _worked_example(specs: list[ToolSpec]) -> str:
     final = {"thought": "/srv is 99% used and has almost no free space.",
              "action": FINISH,
              "action_input": {"answer": "The disk /srv is 99% full, only 0.2 GB free.",
-                              "result": {"path": "/srv", "value": "99% used"},
+                              "result": {"culprit": "/srv", "path": "/srv", "value": "99% used"},
                               "evidence": ["mount=/srv used_pct=99.0 free_gb=0.2"]}}
     return "\n".join([
         "Question: Why can't I save files?",
