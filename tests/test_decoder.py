@@ -84,13 +84,17 @@ def _pair(llama):
 
 def test_fast_equals_builtin_for_every_schema(smollm2, system_message):
     builtin, exact, drafted = _pair(smollm2)
+    builtin.reset()
+    system_tokens = builtin.count_tokens([system_message]) - 8  # safely inside the system message
     forced_total = 0
     for name, schema in schema_cases().items():
         messages = [system_message, Message("user", f"My disk is almost full. Take the next step with {name}.")]
         outputs = []
         for model in (builtin, exact, drafted):
-            model.reset()  # the same evaluation of the prompt for each decoder
-            outputs.append(model.generate(messages, schema, max_tokens=48))
+            # The same cache state for each decoder: the system message stays cached, the
+            # question is evaluated afresh in one batch.
+            model.reset(keep_tokens=system_tokens)
+            outputs.append(model.generate(messages, schema, max_tokens=40))
         reference, fast, with_drafts = outputs
         assert fast.text == reference.text, name
         assert fast.finish_reason == reference.finish_reason, name

@@ -183,10 +183,11 @@ class LlamaChatModel:
         )
         return Generation(text=text, finish_reason=result.finish_reason, stats=stats)
 
-    def reset(self) -> None:
-        """Forget the transcript and the KV cache (benchmarks and tests; a run never needs it)."""
+    def reset(self, keep_tokens: int = 0) -> None:
+        """Forget the transcript and all but the first `keep_tokens` of the KV cache (benchmarks
+        and tests compare decoders from the same cache state; a run never needs it)."""
         self._transcript = Transcript()
-        self._session.trim(0)
+        self._session.trim(keep_tokens)
 
     def close(self) -> None:
         """Free the decoder's native buffers (the Llama itself belongs to the caller)."""

@@ -550,6 +550,9 @@ class BuiltinDecoder:
     def __init__(self, session: Session) -> None:
         self.session = session
         self._grammars: dict[str, object] = {}
+        # Benchmarks only: keep generating past end-of-generation, so an unconstrained baseline
+        # produces as many tokens as the constrained runs it is compared with.
+        self.ignore_eog = False
 
     def decode(
         self,
@@ -585,7 +588,7 @@ class BuiltinDecoder:
         )
         try:
             for token in generator:
-                if session.is_eog(token):
+                if session.is_eog(token) and not self.ignore_eog:
                     result.finish_reason = "stop"
                     return result
                 result.tokens.append(token)
