@@ -63,5 +63,8 @@ def test_compare_reports_deltas_and_changed_reasons():
     assert rows["a"]["success_a"] == 0.0 and rows["a"]["success_b"] == 1.0 and rows["a"]["steps"] == -2.0
     assert rows["a"]["changed"] == ["fixed: does not name x"]
     assert rows["b"]["success_b"] is None and rows["c"]["success_a"] is None
+    assert rows["b"]["changed"] == []  # not run on one side: nothing "fixed"
+    shared = rows["overall (shared)"]  # only scenario a ran on both sides
+    assert (shared["success_a"], shared["success_b"]) == (0.0, 1.0)
     text = format_comparison(diff)
     assert "0% → 100% ▲" in text and "a: fixed: does not name x" in text

@@ -6,9 +6,12 @@ the view that says whether the change helped, and where it hurt.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
 from appliance.eval.metrics import markdown_table, summarise_by_scenario
+
+_PARENS = re.compile(r"\s*\([^()]*\)")
 
 # (summary key, heading, format of the delta)
 DELTA_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -24,13 +27,19 @@ DELTA_COLUMNS: tuple[tuple[str, str, str], ...] = (
 
 
 def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    """a, b: eval records as `records.load_eval` returns them. Scenarios in either are listed;
-    one missing from a side has None for that side."""
+    """a, b: eval records as `records.load_eval` returns them. Scenarios in either are listed; one
+    missing from a side has None for that side. The overall row covers only the scenarios both ran
+    (labelled "overall (shared)" when the suites differ), so a smaller suite cannot look better or
+    worse just by leaving scenarios out."""
     table_a = summarise_by_scenario(a["cases"])
     table_b = summarise_by_scenario(b["cases"])
     names = [n for n in table_a if n != "overall"] + [n for n in table_b if n not in table_a and n != "overall"]
+    shared = [n for n in names if n in table_a and n in table_b]
+    overall = "overall" if len(shared) == len(names) else "overall (shared)"
+    table_a[overall] = summarise_by_scenario(c for c in a["cases"] if c["scenario"] in shared)["overall"]
+    table_b[overall] = summarise_by_scenario(c for c in b["cases"] if c["scenario"] in shared)["overall"]
     rows = {}
-    for name in [*names, "overall"]:
+    for name in [*names, overall]:
         sa, sb = table_a.get(name), table_b.get(name)
         row: dict[str, Any] = {
             "success_a": sa["success_rate"] if sa else None,
@@ -38,7 +47,8 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         }
         for key, _, _ in DELTA_COLUMNS:
             row[key] = (sb[key] - sa[key]) if sa and sb else None
-        row["changed"] = _changed_verdicts(a["cases"], b["cases"], name) if name != "overall" else []
+        both = name in shared
+        row["changed"] = _changed_verdicts(a["cases"], b["cases"], name) if both else []
         rows[name] = row
     return {
         "a": {k: a[k] for k in ("id", "model", "suite", "repeat", "started_at")},
@@ -48,9 +58,13 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _changed_verdicts(cases_a: Sequence[Mapping], cases_b: Sequence[Mapping], scenario: str) -> list[str]:
-    """Failure reasons that appear on one side only (what got fixed, what broke)."""
-    reasons_a = {c["reason"] for c in cases_a if c["scenario"] == scenario and not c["success"]}
-    reasons_b = {c["reason"] for c in cases_b if c["scenario"] == scenario and not c["success"]}
+    """Failure reasons that appear on one side only (what got fixed, what broke), compared without
+    their parenthesised details: the planted names and PIDs differ on every run."""
+
+    def reasons(cases: Sequence[Mapping]) -> set[str]:
+        return {_PARENS.sub("", c["reason"]).strip() for c in cases if c["scenario"] == scenario and not c["success"]}
+
+    reasons_a, reasons_b = reasons(cases_a), reasons(cases_b)
     return [f"fixed: {r}" for r in sorted(reasons_a - reasons_b)] + [f"new: {r}" for r in sorted(reasons_b - reasons_a)]
 
 
