@@ -8,6 +8,18 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
 
+# One test drives the real TUI in tmux, as a person would. Install tmux when it is missing and we
+# may (root with apt-get); otherwise that test says loudly that it was skipped (and fails under CI).
+if ! command -v tmux >/dev/null 2>&1; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+        echo "test: installing tmux (apt-get) for the TUI test"
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux) >/dev/null \
+            || echo "test: !!! could not install tmux; the tmux-driven TUI test will not run" >&2
+    else
+        echo "test: !!! tmux is missing: install it (apt-get install tmux) for the tmux-driven TUI test" >&2
+    fi
+fi
+
 for model in smollm2-135m-instruct qwen2.5-coder-0.5b-instruct; do
     echo "test: making sure the test model $model is installed and verified"
     if ! .venv/bin/appliance models pull "$model" >/dev/null; then
