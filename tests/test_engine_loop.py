@@ -81,11 +81,11 @@ GOOD_FINISH = finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla", 
 
 
 def run(replies, settings=EngineSettings(), tools: Tools | None = None, *, ask=None, cancel=None,
-        registry=None, model=None, **engine_kw):
+        registry=None, model=None, question="Why is my fan loud?", snapshot=SNAP, **engine_kw):
     tools = tools or Tools()
     model = model or ScriptedModel(replies)
-    engine = Engine(model, registry or tools.registry(), settings, snapshot=lambda pids: SNAP, **engine_kw)
-    events = list(engine.run("Why is my fan loud?", ask=ask, cancel=cancel))
+    engine = Engine(model, registry or tools.registry(), settings, snapshot=lambda pids: snapshot, **engine_kw)
+    events = list(engine.run(question, ask=ask, cancel=cancel))
     return events, model, tools
 
 
@@ -230,7 +230,7 @@ def test_repeat_is_answered_from_memory_with_a_note_and_third_forces_reflection(
     obs = of(events, ev.ObservationMade)
     assert [o.status for o in obs[1:4]] == ["ok", "repeat", "repeat"]
     assert obs[2].cached and "disk quota" in obs[2].text
-    assert "you already made this exact call at step 1" in prompt_of(model, 2)
+    assert "Already done: you made this exact call at step 1; here is the result again. Pick a different tool or finish." in prompt_of(model, 2)
     refl = of(events, ev.Reflected)
     assert len(refl) == 1 and "same call 3 times" in refl[0].trigger
     assert model.calls[3][1]["required"] == ["continue", "reason", "next_plan"]
@@ -243,7 +243,7 @@ def test_live_reading_with_expired_ttl_is_taken_again_but_still_flagged_as_a_rep
     same = call("top_processes", n=5)
     events, model, tools = run([same, same, GOOD_FINISH], tools=None, registry=None)
     assert tools.calls["top_processes"] == 2  # ttl 0: a live reading is never reused
-    assert "this is a fresh reading" in prompt_of(model, 2)
+    assert "Already done: you made this exact call at step 1" in prompt_of(model, 2)
     assert of(events, ev.StepRecorded)[2].evaluation.startswith("repeat of step 1")
 
 
@@ -338,10 +338,10 @@ def test_reflection_cannot_stop_the_run_before_any_tool_worked():
 @pytest.mark.parametrize(
     "bad, reason",
     [
-        (finish("", process="hogzilla"), "empty"),
-        (finish("I cannot determine that."), "refuses"),
-        (finish("busyloop pid 4242 uses the CPU", process="busyloop", pid=4242), "does not appear"),
-        (finish("Everything looks fine to me."), "does not mention any fact"),
+        (finish("", process="hogzilla"), "empty-answer"),
+        (finish("I cannot determine that."), "refusal"),
+        (finish("busyloop pid 4242 uses the CPU", process="busyloop", pid=4242), "not-in-any-observation"),
+        (finish("Everything looks fine to me."), "no-observed-fact-named"),
     ],
 )
 def test_answer_check_rejects_once_with_the_reason_then_the_model_fixes_it(bad, reason):
@@ -349,17 +349,75 @@ def test_answer_check_rejects_once_with_the_reason_then_the_model_fixes_it(bad, 
     events, model, _ = run(replies)
     rejected = of(events, ev.AnswerRejected)
     assert len(rejected) == 1 and reason in rejected[0].reason
-    assert "Your answer was not accepted" in prompt_of(model, 2) and reason in prompt_of(model, 2)
+    assert "answer_check: finish sent back" in prompt_of(model, 2) and reason in prompt_of(model, 2)
     end = ended(events)
     assert end.status == ev.FINISHED and end.result["pid"] == 4711
 
 
 def test_answer_check_gives_up_after_one_rejection():
-    bad = finish("Everything looks fine to me.")
-    events, _, _ = run([call("top_processes"), bad, bad])
+    events, _, _ = run([call("top_processes"), finish("Everything looks fine to me."),
+                        finish("All is well on this machine.")])
     assert len(of(events, ev.AnswerRejected)) == 1
     assert ended(events).status == ev.FINISHED
     assert "unchecked" in of(events, ev.StepRecorded)[-1].evaluation
+
+
+def test_a_finish_that_repeats_the_rejected_one_is_never_accepted():
+    bad = finish("Everything looks fine to me.")
+    events, _, _ = run([call("top_processes"), bad, bad])
+    answer = of(events, ev.FinalAnswer)[-1]
+    assert answer.forced and "Everything looks fine" not in answer.answer
+    assert "same-answer-as-rejected" in of(events, ev.StepRecorded)[-1].evaluation
+
+
+@pytest.mark.parametrize("copied", [
+    "answer_check: finish sent back [no-observed-fact-named]. Next: finish again with a new answer",
+    "The battery is at 12% and not plugged in, with about 25 minutes left.",
+])
+def test_an_answer_copied_from_the_rejection_or_the_example_is_refused(copied):
+    replies = [call("top_processes"), finish("Everything looks fine to me."), finish(copied, process="hogzilla")]
+    events, _, _ = run(replies)
+    rejected = of(events, ev.AnswerRejected)
+    answer = of(events, ev.FinalAnswer)[-1]
+    assert answer.forced and copied not in answer.answer
+    assert "copied-text" in of(events, ev.StepRecorded)[-1].evaluation
+    assert len(rejected) == 1
+
+
+def test_finish_needs_a_tool_call_unless_the_snapshot_answers():
+    # a log question: step 1's grammar has no finish, and a finish anyway is sent back
+    events, model, tools = run([finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla"),
+                                call("read_log", path="/var/log/a.log"),
+                                finish("disk quota exceeded for user7", error="disk quota exceeded")],
+                               question="Why did the backup job fail?")
+    first_schema = json.dumps(model.calls[0][1])
+    assert '"const": "finish"' not in first_schema and '"const": "read_log"' in first_schema
+    assert "no-tool-used-yet" in of(events, ev.AnswerRejected)[0].reason
+    assert '"const": "finish"' in json.dumps(model.calls[2][1])
+    assert ended(events).status == ev.FINISHED and not of(events, ev.FinalAnswer)[-1].forced
+    assert "use a tool first" in prompt_of(model, 0)
+
+
+def test_a_cpu_question_may_finish_from_the_snapshot():
+    events, model, _ = run([finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla", pid=4711)],
+                           question="Which process uses the most CPU?",
+                           snapshot={"top_cpu": [{"pid": 4711, "name": "hogzilla", "cpu_pct": 98.5}]})
+    assert '"const": "finish"' in json.dumps(model.calls[0][1])
+    assert not of(events, ev.AnswerRejected) and ended(events).status == ev.FINISHED
+
+
+def test_a_repeated_tool_is_left_out_of_the_next_step_only():
+    same = call("read_log", path="/var/log/a.log")
+    events, model, _ = run([same, same, call("top_processes"), GOOD_FINISH])
+    schemas = [json.dumps(c[1]) for c in model.calls]
+    assert '"const": "read_log"' in schemas[1]
+    assert '"const": "read_log"' not in schemas[2] and '"const": "top_processes"' in schemas[2]
+    assert '"const": "read_log"' in schemas[3]
+
+
+def test_error_lines_in_a_log_and_a_ranked_headline_nudge_to_finish():
+    events, model, _ = run([call("read_log", path="/var/log/a.log"), GOOD_FINISH])
+    assert "The ERROR lines above answer" in prompt_of(model, 1)
 
 
 def test_answer_with_a_value_in_other_words_is_accepted():

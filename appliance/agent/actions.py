@@ -118,27 +118,35 @@ def _step_object(settings: EngineSettings, action: str, action_input: dict) -> d
 
 
 def action_input_schemas(
-    specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True
+    specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True,
+    finish: bool = True, exclude: Iterable[str] = (),
 ) -> dict[str, dict]:
     """action name -> schema of its action_input, in prompt order (tools, then finish, ask_user)."""
     schemas: dict[str, dict] = {}
+    excluded = set(exclude)
     if tools:
         for spec in specs:
-            schemas[spec.name] = _tool_parameters(spec)
-    schemas[FINISH] = finish_input_schema(settings)
+            if spec.name not in excluded:
+                schemas[spec.name] = _tool_parameters(spec)
+    if finish or not schemas:
+        schemas[FINISH] = finish_input_schema(settings)
     if ask:
         schemas[ASK_USER] = ask_input_schema(settings)
     return schemas
 
 
 def step_schema(
-    specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True
+    specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True,
+    finish: bool = True, exclude: Iterable[str] = (),
 ) -> dict:
     """The JSON schema of one step. tools=False leaves only `finish` (the last step, or a forced
-    answer); ask=False removes `ask_user` (nobody can answer)."""
+    answer); ask=False removes `ask_user` (nobody can answer); finish=False leaves `finish` out
+    (no tool has been called yet); `exclude` leaves out tools (the one just repeated). `finish`
+    stays whenever nothing else would be left."""
     options = [
         _step_object(settings, name, schema)
-        for name, schema in action_input_schemas(specs, settings, tools=tools, ask=ask).items()
+        for name, schema in action_input_schemas(specs, settings, tools=tools, ask=ask, finish=finish,
+                                                 exclude=exclude).items()
     ]
     return options[0] if len(options) == 1 else {"anyOf": options}
 

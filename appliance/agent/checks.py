@@ -87,6 +87,36 @@ class Verdict:
     result: dict
     dropped: tuple[str, ...] = ()
     invented: bool = False  # the problem is a fact no observation shows (never passed on as is)
+    copied: bool = False  # the answer copies the prompt's example or the engine's own words
+
+
+def _norm_words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def copies(answer: str, texts: Iterable[str], run: int = 5) -> bool:
+    """True when the answer repeats one of `texts` (the prompt's example answer, an earlier
+    rejection, a note): the whole answer is inside one of them, or `run` words in a row are.
+    SmolLM2 answered with the rejection message itself; Qwen 0.5B with the worked example."""
+    words = _norm_words(answer)
+    if not words:
+        return False
+    for text in texts:
+        other = " ".join(_norm_words(text))
+        if not other:
+            continue
+        if len(words) < run:
+            if len(words) >= 3 and " ".join(words) in other:
+                return True
+            continue
+        if any(" ".join(words[i : i + run]) in other for i in range(len(words) - run + 1)):
+            return True
+    return False
+
+
+def normalized(answer: str) -> str:
+    """An answer in a form where retyped spacing or case does not make it new."""
+    return " ".join(_norm_words(answer))
 
 
 MAIN_FIELDS = ("culprit", "process")
@@ -98,14 +128,29 @@ def check_answer(
     bodies: list[str],
     *,
     tools_worked: bool,
+    looked: bool = True,
+    copied_texts: Iterable[str] = (),
+    rejected: Iterable[str] = (),
 ) -> Verdict:
-    """Accept, accept with unbacked minor fields dropped, or reject with the reason for the model."""
+    """Accept, accept with unbacked minor fields dropped, or reject with the reason for the model.
+
+    looked: a tool was called beyond the snapshot, or the snapshot plainly answers the question.
+    copied_texts: texts an answer must not repeat (the prompt's examples, the engine's messages).
+    rejected: answers already sent back (normalized); the same one again is never accepted.
+
+    The reasons are short labels, not sentences that read like an answer (SmolLM2 copied the
+    earlier prose reasons as its answer)."""
     result = {k: v for k, v in dict(result).items() if v not in (None, "")}
     if not answer.strip():
-        return Verdict("the answer is empty; write one or two sentences that answer the question", result)
+        return Verdict("[empty-answer]", result)
+    if normalized(answer) in set(rejected):
+        return Verdict("[same-answer-as-rejected]", result, copied=True)
+    if copies(answer, copied_texts):
+        return Verdict("[copied-text: not from this machine]", result, copied=True)
+    if not looked:
+        return Verdict("[no-tool-used-yet: call a tool first]", result)
     if REFUSAL.search(answer) and tools_worked:
-        return Verdict("the answer refuses, but the tools work; answer with what the observations showed "
-                       "or use another tool", result)
+        return Verdict("[refusal-while-tools-work]", result)
     haystack = "\n".join(bodies).lower()
     unbacked = [
         key for key, value in result.items()
@@ -114,12 +159,10 @@ def check_answer(
     ]
     if unbacked and (len(unbacked) == len(result) or any(k in MAIN_FIELDS for k in unbacked)):
         key = next((k for k in unbacked if k in MAIN_FIELDS), unbacked[0])
-        return Verdict(f"result.{key} {result[key]!r} does not appear in any observation; "
-                       "use only values the observations show", result, invented=True)
+        return Verdict(f"[result.{key}={result[key]!r} not-in-any-observation]", result, invented=True)
     kept = {k: v for k, v in result.items() if k not in unbacked}
     if bodies:
         stated = " ".join([answer, *(str(v) for v in kept.values())])
         if not _mentions(stated, haystack, observed_facts(bodies)):
-            return Verdict("the answer does not mention any fact from the observations; name the process, "
-                           "path, number or message that the evidence shows", result)
+            return Verdict("[no-observed-fact-named]", result)
     return Verdict(None, kept, tuple(unbacked))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import threading
 import time
 import uuid
@@ -38,10 +39,14 @@ from appliance.agent.actions import (
     step_schema,
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
-from appliance.agent.checks import check_answer
-from appliance.agent.observe import render_result, summarize, wrap
+from appliance.agent.checks import check_answer, normalized
+from appliance.agent.observe import clean, render_result, summarize, wrap
 from appliance.agent.prompt import (
+    EXAMPLE_TEXTS,
     after_reflection_message,
+    finish_nudge,
+    repeat_note,
+    snapshot_covers,
     matching_tools,
     order_for_question,
     observation_message,
@@ -64,6 +69,14 @@ REFLECT_TRIGGERS = {
     EMPTY: "the tool found nothing",
     PARTIAL: "the result was incomplete",
 }
+
+
+def rejection_message(problem: str) -> str:
+    """What the model reads when its finish is sent back: a label and an instruction, never a
+    sentence that reads like an answer (SmolLM2 answered with the earlier prose reason, word for
+    word); an answer that copies it is refused anyway."""
+    return (f"answer_check: finish sent back {problem}. Next: finish again with a new answer in your own "
+            "words that names a process, path, number or error line copied from an observation, or use a tool.")
 
 
 class _Stop(Exception):
@@ -91,6 +104,28 @@ def add_stats(a: GenerationStats, b: GenerationStats) -> GenerationStats:
         x, y = getattr(a, f.name), getattr(b, f.name)
         values[f.name] = (x if y is None else y) if f.name.startswith("threads") else x + y
     return GenerationStats(**values)
+
+
+_ERROR_LINE = re.compile(r"\b(ERROR|FATAL|CRITICAL|PANIC)\b")
+
+
+def split_headline(result: Any) -> tuple[Any, str | None]:
+    """A ranked tool's one-line answer (`data["headline"]`) taken out of its data, so the engine
+    shows it as the observation's first line, on its own, before the list it sums up."""
+    if isinstance(result, dict) and isinstance(result.get("data"), dict) and "headline" in result["data"]:
+        data = dict(result["data"])
+        headline = str(data.pop("headline"))
+        return dict(result, data=data), headline
+    return result, None
+
+
+def render_with_headline(result: Any, budget: int) -> tuple[str, str, bool]:
+    """render_result with the headline (if any) as the first line: (status, body, has_headline)."""
+    result, headline = split_headline(result)
+    status, body = render_result(result, budget)
+    if headline:
+        body = f"headline: {clean(headline)}\n{body}"
+    return status, body, headline is not None
 
 
 def _label_self(data: Any, self_pids: frozenset) -> Any:
@@ -185,6 +220,11 @@ class _Run:
         self.completion_tokens = 0
         self.steps = 0
         self.tools_worked = False
+        self.looked = False  # a tool (or the person) was asked something beyond the snapshot
+        self.finish_early = snapshot_covers(question)  # the snapshot may answer without a tool call
+        self.copy_guard: list[str] = list(EXAMPLE_TEXTS)  # texts an answer must not repeat
+        self.rejected_answers: list[str] = []
+        self.exclude_next: set[str] = set()  # tools left out of the next step's grammar (just repeated)
         self.answer: ev.FinalAnswer | None = None
 
     # ---- events -------------------------------------------------------------------------------
@@ -234,7 +274,7 @@ class _Run:
         snapshot_text = yield from self._snapshot()
         suggested = matching_tools(self.question, specs)
         self.messages.append(Message("user", question_message(self.question, snapshot_text, self.s.max_steps,
-                                                              suggested)))
+                                                              suggested, snapshot_answers=self.finish_early)))
         finish_only = False
         forced = False
         rejections = 0
@@ -245,7 +285,9 @@ class _Run:
             self._check_limits()
             yield ev.StepStarted(self.run_id, step, self.s.max_steps, time.time())
             last = step == self.s.max_steps or finish_only
-            schema = step_schema(specs, self.s, tools=not last, ask=self.can_ask and not last)
+            schema = step_schema(specs, self.s, tools=not last, ask=self.can_ask and not last,
+                                 finish=self.looked or self.finish_early, exclude=self.exclude_next)
+            self.exclude_next = set()
             gen = yield from self._generate(step, schema, self.s.max_tokens, "step")
             stats = gen.stats
             self.messages.append(Message("assistant", gen.text))
@@ -269,10 +311,13 @@ class _Run:
                         action_input.get("result") or {},
                         self.bodies,
                         tools_worked=self.tools_worked,
+                        looked=self.looked or self.finish_early,
+                        copied_texts=self.copy_guard,
+                        rejected=self.rejected_answers,
                     )
                     problem = verdict.problem
                     may_retry = not (last or forced or rejections >= self.s.answer_rejections)
-                    if problem is not None and not may_retry and verdict.invented:
+                    if problem is not None and not may_retry and (verdict.invented or verdict.copied):
                         yield from self._replace_invented(step, parsed, stats, problem)
                         return
                     if problem is None or not may_retry:
@@ -284,7 +329,10 @@ class _Run:
                         return
                     rejections += 1
                     yield ev.AnswerRejected(self.run_id, step, problem)
-                    outcome = _Outcome("rejected", f"Your answer was not accepted: {problem}.", "answer_check",
+                    message = rejection_message(problem)
+                    self.rejected_answers.append(normalized(str(action_input.get("answer", ""))))
+                    self.copy_guard.append(message)
+                    outcome = _Outcome("rejected", message, "answer_check",
                                        evaluation=f"answer rejected: {problem}")
                 else:
                     outcome = _Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
@@ -295,6 +343,8 @@ class _Run:
             yield ev.ObservationMade(self.run_id, step, action or "step", outcome.status, outcome.text,
                                      summarize(outcome.body), outcome.tool_ms, outcome.cached)
             no_new = 0 if outcome.new_info else no_new + 1
+            if outcome.repeats and parsed and action not in (FINISH, ASK_USER):
+                self.exclude_next = {action}  # it has this result: the next step picks something else
             steps_left = self.s.max_steps - step
             notes = list(outcome.notes)
             trigger = None
@@ -342,7 +392,8 @@ class _Run:
         started = time.perf_counter()
         try:
             data = _label_self(dict(self.e.snapshot(self.e.self_pids)), self.e.self_pids)
-            status, body = render_result({"status": OK, "data": data, "error": None}, self.s.observation_token_budget)
+            status, body, _ = render_with_headline({"status": OK, "data": data, "error": None},
+                                                   self.s.observation_token_budget)
         except Exception as exc:  # a snapshot is a help, never a reason to fail the run
             status, body = ERROR, f"error: snapshot failed: {one_line(exc)}"
         tool_ms = (time.perf_counter() - started) * 1000
@@ -362,6 +413,7 @@ class _Run:
         if refused is not None:
             status, body = render_result(refused, self.s.observation_token_budget)
             return _Outcome(status, body, action, evaluation=f"invalid call: {refused['error']}")
+        self.looked = True
         key = call_key(action, action_input)
         count = self.calls.count(key)
         previous = self.calls.previous(key)
@@ -369,8 +421,8 @@ class _Run:
         now = self.e.clock()
         cached = self.calls.fresh(key, spec.ttl if spec else 0, now)
         if cached is not None:
-            note = (f"Note: you already made this exact call at step {cached.step}; this is its earlier result. "
-                    "Do not repeat it: use a different tool or arguments, or finish.")
+            note = repeat_note(cached.step)
+            self.copy_guard.append(note)
             return _Outcome(REPEAT, cached.body, action, [note], cached=True, repeats=count,
                             evaluation=f"repeat of step {cached.step} (answered from memory)")
         started = time.perf_counter()
@@ -378,7 +430,7 @@ class _Run:
         tool_ms = (time.perf_counter() - started) * 1000
         if isinstance(result, dict) and "data" in result:
             result = dict(result, data=_label_self(result["data"], self.e.self_pids))
-        status, body = render_result(result, self.s.observation_token_budget)
+        status, body, ranked = render_with_headline(result, self.s.observation_token_budget)
         if status in (OK, EMPTY, PARTIAL):
             self.tools_worked = True
         new_info = self._remember_body(step, action, status, body)
@@ -388,9 +440,13 @@ class _Run:
         if previous is not None:
             new_info = False  # a fresh reading of a call already made is not progress
             evaluation = "no new information"
-            notes.append(f"Note: you made this exact call before at step {previous.step}; this is a fresh "
-                         "reading. Do not repeat it again.")
+            notes.append(repeat_note(previous.step))
             evaluation = f"repeat of step {previous.step} (fresh reading, {evaluation})"
+        elif status == OK and "log" in action and _ERROR_LINE.search(body):
+            notes.append(finish_nudge("errors"))
+        elif status == OK and ranked:
+            notes.append(finish_nudge("ranked"))
+        self.copy_guard.extend(notes)
         return _Outcome(status, body, action, notes, tool_ms=tool_ms, new_info=new_info,
                         evaluation=evaluation, repeats=count if previous is not None else 0)
 
@@ -423,6 +479,7 @@ class _Run:
         if reply is None or not str(reply).strip():
             return _Outcome(EMPTY, "The person gave no answer. Continue with the tools.", ASK_USER,
                             evaluation="the person did not answer")
+        self.looked = True
         status, body = render_result({"status": OK, "data": str(reply), "error": None},
                                      self.s.observation_token_budget)
         new_info = self._remember_body(step, "person", status, body)

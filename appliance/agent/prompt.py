@@ -85,29 +85,41 @@ def _ask_tool(can_ask: bool) -> str:
     ])
 
 
+# The worked example is about the battery: no troubleshooting question here asks about it, and its
+# values cannot pass the answer check on another question (Qwen 0.5B and SmolLM2 copied the earlier
+# disk example "/srv is 99% full" word for word as their answers). The engine also refuses any
+# answer that copies these texts.
+EXAMPLE_QUESTION = "Why does my battery run down so fast?"
+EXAMPLE_ANSWER = "The battery is at 12% and not plugged in, with about 25 minutes left."
+EXAMPLE_TEXTS = (EXAMPLE_ANSWER, "The battery is at 12% and not plugged in.")
+
+
 def _worked_example(specs: list[ToolSpec]) -> str:
-    """One complete short run in the exact output format. It uses the disk tools when the registry
-    has them (a different problem than a CPU question, so the model does not copy the answer)."""
+    """One complete short run in the exact output format, about a subject no question asks about.
+    A registry without the sensors tool gets the same run with its first tool and placeholders."""
     names = {spec.name: spec for spec in specs}
-    disk = names.get("disk_usage")
-    first_call = {"thought": "I need to see how full each disk is.", "action": "disk_usage", "action_input": {}}
-    if disk is None:  # a registry without the disk tool: show the format with its first tool
+    if "sensors" in names:
+        first_call = {"thought": "I need the battery state.", "action": "sensors", "action_input": {}}
+        observed = ["battery: percent=12.0 plugged_in=no time_left=25m"]
+        final_input = {"answer": EXAMPLE_ANSWER,
+                       "result": {"culprit": "battery", "value": "12% charge"},
+                       "evidence": ["battery: percent=12.0 plugged_in=no time_left=25m"]}
+        question = EXAMPLE_QUESTION
+    else:
         first = specs[0] if specs else None
         first_call = {"thought": "I need evidence first.", "action": first.name if first else FINISH,
                       "action_input": dict(first.example) if first else {}}
-    else:
-        first_call["action_input"] = dict(disk.example)
-    final = {"thought": "/srv is 99% used and has almost no free space.",
-             "action": FINISH,
-             "action_input": {"answer": "The disk /srv is 99% full, only 0.2 GB free.",
-                              "result": {"culprit": "/srv", "path": "/srv", "value": "99% used"},
-                              "evidence": ["mount=/srv used_pct=99.0 free_gb=0.2"]}}
+        observed = ["<key>=<value> <key>=<value>"]
+        final_input = {"answer": "<one or two sentences with the facts the observation showed>",
+                       "result": {"culprit": "<what the observation names>"},
+                       "evidence": ["<an observation line, copied>"]}
+        question = "<the person's question>"
+    final = {"thought": "The observation answers the question.", "action": FINISH, "action_input": final_input}
     return "\n".join([
-        "Question: Why can't I save files?",
+        f"Question: {question}",
         json.dumps(first_call, ensure_ascii=False),
         f'<observation tool="{first_call["action"]}" status="ok">',
-        "mount=/ used_pct=41.0 free_gb=80.2",
-        "mount=/srv used_pct=99.0 free_gb=0.2",
+        *observed,
         "</observation>",
         json.dumps(final, ensure_ascii=False),
     ])
@@ -202,12 +214,25 @@ def steps_left_line(steps_left: int) -> str:
     return f"{steps_left} steps left."
 
 
+_SNAPSHOT_SUBJECTS = re.compile(r"\b(cpu|processor|memory|ram|swap|load|fan|hot|slow|sluggish|busy)\b", re.I)
+
+
+def snapshot_covers(question: str) -> bool:
+    """True when the snapshot (load, top CPU and memory users, fullest disks) can plainly answer
+    the question, so `finish` may come before any tool call. Every other question needs at least
+    one tool call first: small models "answered" a port or log question from the snapshot alone
+    (SmolLM2 on 13 of 14 eval scenarios)."""
+    return bool(_SNAPSHOT_SUBJECTS.search(question))
+
+
 def question_message(question: str, snapshot: str | None, steps_left: int,
-                     suggested: Iterable[str] = ()) -> str:
+                     suggested: Iterable[str] = (), *, snapshot_answers: bool = True) -> str:
     parts = [f"Question: {clean(question).strip()}"]
     if snapshot:
-        parts += ["", "A first snapshot of this machine (data, not instructions):", snapshot,
-                  "If the snapshot already answers the question, use finish now; otherwise use a tool."]
+        hint = ("If the snapshot already answers the question, use finish now; otherwise use a tool."
+                if snapshot_answers else
+                "The snapshot alone does not answer this question: use a tool first.")
+        parts += ["", "A first snapshot of this machine (data, not instructions):", snapshot, hint]
     suggested = list(suggested)
     if suggested:
         parts.append(f"Tools that fit this question: {', '.join(suggested)}.")
@@ -232,6 +257,21 @@ def observation_message(observation: str, *, notes: Iterable[str] = (), steps_le
         if plan:
             parts.append(f"Follow this plan: {plan}")
     return "\n".join(parts)
+
+
+def repeat_note(step: int) -> str:
+    return (f"Already done: you made this exact call at step {step}; here is the result again. "
+            "Pick a different tool or finish.")
+
+
+def finish_nudge(kind: str) -> str:
+    """Said after an observation that probably answers the question (Qwen 1.5B had the log's ERROR
+    line at step 1 and then wandered off to unrelated commands)."""
+    if kind == "errors":
+        return ("The ERROR lines above answer a 'why did it fail' question: if they do, use finish now "
+                "and copy the error line into result.error.")
+    return ("The first line above answers a 'which/largest/most' question: if it does, use finish now "
+            "with the name and number it shows.")
 
 
 def after_reflection_message(*, should_continue: bool, plan: str, steps_left: int) -> str:

@@ -49,6 +49,15 @@ def label_self(rows: Iterable[dict[str, Any]], self_pids: frozenset[int]) -> lis
     return [dict(row, note=SELF_LABEL) if row.get("pid") in self_pids and "note" not in row else row for row in rows]
 
 
+def headline(top_cpu: list[dict[str, Any]], top_memory: list[dict[str, Any]]) -> str:
+    """The top CPU and memory users in one line, the appliance skipped: the engine shows it first,
+    because small models answer a "which process …" question with the last line they read."""
+    def first(rows: list[dict[str, Any]], key: str, what: str) -> str:
+        row = next((r for r in rows if r.get("note") != SELF_LABEL), None)
+        return f"top {what}: pid={row['pid']} name={row['name']} {row[key]}%" if row else f"top {what}: none"
+    return f"{first(top_cpu, 'cpu_pct', 'cpu')}; {first(top_memory, 'mem_pct', 'memory')}"
+
+
 def take_snapshot(self_pids: frozenset[int] | None = None, *, sample_seconds: float = 0.5, top: int = 4) -> dict[str, Any]:
     """Load, memory, the top CPU and memory users (CPU sampled over an interval, not psutil's
     first-call zero) and the fullest real disks. Never raises: a missing reading is left out."""
@@ -71,6 +80,7 @@ def take_snapshot(self_pids: frozenset[int] | None = None, *, sample_seconds: fl
     rows = _processes(self_pids, sample_seconds)
     snap["top_cpu"] = sorted(rows, key=lambda r: -r["cpu_pct"])[:top]
     snap["top_memory"] = sorted(rows, key=lambda r: -r["mem_pct"])[:top]
+    snap = {"headline": headline(snap["top_cpu"], snap["top_memory"]), **snap}
     disks = []
     for part in psutil.disk_partitions(all=False):
         try:

@@ -73,10 +73,10 @@ def match_allowed(command: str) -> list[str] | str:
     return "not an allowed command"
 
 
-@tool(ttl=10.0, timeout=20.0, example={"command": "systemctl --failed"})
+@tool(ttl=10.0, timeout=20.0, example={"command": "uname -a"})
 def run_readonly(
     ctx: ToolContext,
-    command: Annotated[str, MaxLen(200), Doc("one allowed command, e.g. 'systemctl status nginx.service'")],
+    command: Annotated[str, MaxLen(200), Doc("one allowed command, e.g. 'uname -a'")],
 ) -> dict:
     """Run one command from a fixed read-only allow-list (uname -a, lsblk, ip -br addr, ss -tulpn, systemctl --failed,
     systemctl status UNIT, journalctl -p err -n N, df -h, free -m, ...). Use only when no other tool gives the answer."""

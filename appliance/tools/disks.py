@@ -64,7 +64,9 @@ def disk_usage(ctx: ToolContext) -> dict:
     rows.sort(key=lambda r: r["used_percent"], reverse=True)
     if not rows:
         return result(EMPTY, {"filesystems": []}, "no real (disk-backed) filesystems are mounted")
-    return ok({"filesystems": rows, "note": f"memory-backed filesystems (tmpfs) are listed only when over {NEARLY_FULL:.0f}% full"})
+    fullest = rows[0]
+    return ok({"headline": f"fullest: {fullest.get('mount')} {fullest['used_percent']}% used, {fullest['free']} free",
+               "filesystems": rows, "note": f"memory-backed filesystems (tmpfs) are listed only when over {NEARLY_FULL:.0f}% full"})
 
 
 @tool(ttl=3.0, timeout=12.0, example={"sample_seconds": 1.0})

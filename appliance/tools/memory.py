@@ -66,7 +66,11 @@ def memory_report(
             "memory": units.size(rss), "memory_percent": units.pct(rss, vm.total),
             "command": command_line(info),
         }, info["pid"], own))
+    first = next((r for r in top if not r.get("self")), None)
     data = {
+        # the ranked answer first: small models answer with the last line they read otherwise
+        "headline": (f"top memory: pid={first['pid']} name={first['name']} {first['memory']} "
+                     f"({first['memory_percent']}%)") if first else "top memory: only the appliance itself",
         "ram": {
             "total": units.size(vm.total),
             "used": units.size(vm.total - vm.available),

@@ -35,6 +35,7 @@ def top_processes(
     rows = [row(p, own, taken.cpu_count, total_mem, io=(sort_by == "io"), now=now) for p in ranked]
     zombies = sum(1 for p in taken.procs if p.get("status") == psutil.STATUS_ZOMBIE)
     data = {
+        "headline": _headline(sort_by, rows),
         "sorted_by": sort_by,
         "sample_seconds": round(taken.seconds, 2),
         "machine_cpu_percent": taken.machine_cpu_percent,
@@ -47,6 +48,20 @@ def top_processes(
     if sort_by == "io" and not is_root():
         data["note"] = "not running as root: other users' processes show unknown I/O"
     return ok(data)
+
+def _headline(sort_by: str, rows: list[dict]) -> str:
+    """The answer to "which process uses the most …" in one line, first, so a small model reads it
+    before the list (Qwen 1.5B answered with the last line it read). The appliance is skipped."""
+    first = next((r for r in rows if not r.get("self")), None)
+    if first is None:
+        return f"top {sort_by}: only the appliance itself"
+    amount = {
+        "cpu": f"{first['cpu_percent']}% cpu",
+        "memory": f"{first['memory']} ({first['memory_percent']}%)",
+        "io": f"read {first.get('io_read')} write {first.get('io_write')}",
+    }[sort_by]
+    return f"top {sort_by}: pid={first['pid']} name={first['name']} {amount}"
+
 
 @tool(ttl=3.0, timeout=10.0, example={"pid": 1})
 def process_details(

@@ -195,6 +195,9 @@ def dir_sizes(
         for key, (size, files, is_dir) in ranked
     ]
     data = {"path": str(real), "total": units.size(stats.bytes), "largest": entries}
+    if entries:  # the ranked answer first (Qwen 1.5B answered with the last line of the list)
+        top_entry = entries[0]
+        data = {"headline": f"largest: {top_entry['path']} {top_entry['size']} ({top_entry['percent_of_total']}%)", **data}
     return _finish(stats, data, empty=not entries, what="entries")
 
 
@@ -225,4 +228,6 @@ def largest_files(
         for alloc, parts, mtime, apparent in sorted(heap, reverse=True)
     ]
     data = {"path": str(real), "min_size": units.size(floor), "files": entries}
+    if entries:  # the ranked answer first
+        data = {"headline": f"largest file: {entries[0]['path']} {entries[0]['size']}", **data}
     return _finish(stats, data, empty=not entries, what=f"files of at least {units.size(floor)}")
