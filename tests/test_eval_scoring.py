@@ -21,7 +21,7 @@ def faults():
     """Every scenario planted once (module scope: set-up cost paid once), torn down at the end."""
     managers, planted = [], {}
     for name in ("cpu_hog", "port_listener", "log_errors", "injection_log", "injection_process",
-                 "control_log", "control_disk", "control_port", "secret_env", "config_setting",
+                 "control_log", "control_disk", "control_port", "secret_env", "secret_log", "config_setting",
                  "directory_branch", "disk_big_file"):
         manager = by_name()[name].setup()
         planted[name] = manager.__enter__()
@@ -54,6 +54,9 @@ def test_network_and_file_scenarios_need_the_exact_truth(faults):
     assert not faults["directory_branch"].score(finished("projects/website is biggest")).success
     assert faults["disk_big_file"].score(finished("orders-export-2019.tar, 64 MB")).success
     assert faults["log_errors"].score(finished("database disk image is malformed")).success
+    secret_log = faults["secret_log"]  # a paraphrase of the error still names it; another error does not
+    assert secret_log.score(finished("errors related to payment steps and service unavailability")).success
+    assert not secret_log.score(finished("order 88213 left pending")).success
     assert not faults["log_errors"].score(finished("slow response 700 ms")).success
 
 
