@@ -222,6 +222,27 @@ class TextStream:
         return "".join(self._parts)
 
 
+class Candidates:
+    """A reusable full-vocabulary `llama_token_data_array` over a numpy buffer."""
+
+    def __init__(self, lib, n_vocab: int) -> None:
+        self.data = np.zeros(n_vocab, dtype=_TOKEN_DATA)
+        self._ids = np.arange(n_vocab, dtype=np.intc)
+        self.array = lib.llama_token_data_array(
+            data=self.data.ctypes.data_as(lib.llama_token_data_p), size=n_vocab, selected=-1, sorted=False
+        )
+
+    def fill(self, logits: np.ndarray):
+        """Load `logits` (samplers reorder and shrink the array, so everything is reset)."""
+        self.data["id"] = self._ids
+        self.data["logit"] = logits
+        self.data["p"] = 0.0
+        self.array.size = len(self.data)
+        self.array.selected = -1
+        self.array.sorted = False
+        return self.data, self.array
+
+
 class GrammarMatcher:
     """A llama.cpp grammar sampler used as a matcher: does it allow this token, which tokens
     does it allow at all, and what text does it force next."""
@@ -238,9 +259,7 @@ class GrammarMatcher:
             raise ModelError("llama.cpp refused the grammar compiled from the JSON schema")
         self._one = np.zeros(1, dtype=_TOKEN_DATA)
         self._one_array = self._array_for(self._one)
-        self._full = np.zeros(session.n_vocab, dtype=_TOKEN_DATA)
-        self._full["id"] = np.arange(session.n_vocab, dtype=np.intc)
-        self._full_array = self._array_for(self._full)
+        self._full = Candidates(lib, session.n_vocab)
         self._probe_data = np.zeros(len(probes.ids), dtype=_TOKEN_DATA)
         self._probe_data["id"] = probes.ids
         self._probe_array = self._array_for(self._probe_data)
@@ -278,25 +297,15 @@ class GrammarMatcher:
 
     def masked(self, logits: np.ndarray) -> np.ndarray:
         """`logits` with every token the grammar rejects set to -inf (a copy)."""
-        self._full["logit"] = logits
-        self._full_array.size = len(self._full)
-        self._full_array.selected = -1
-        self._full_array.sorted = False
-        self._lib.llama_sampler_apply(self._smpl, ctypes.byref(self._full_array))
+        data, array = self.constrained(logits)
         # The grammar sampler only rewrites logits in place; it does not reorder the array.
-        return self._full["logit"].copy()
+        return data["logit"].copy()
 
-    def full_array(self, logits: np.ndarray, *, constrained: bool):
-        """A full candidate array for a sampler chain, grammar applied first when asked."""
-        self._full["id"] = np.arange(len(self._full), dtype=np.intc)
-        self._full["logit"] = logits
-        self._full["p"] = 0.0
-        self._full_array.size = len(self._full)
-        self._full_array.selected = -1
-        self._full_array.sorted = False
-        if constrained:
-            self._lib.llama_sampler_apply(self._smpl, ctypes.byref(self._full_array))
-        return self._full, self._full_array
+    def constrained(self, logits: np.ndarray):
+        """The full candidate array with the grammar applied (for a sampler chain or a mask)."""
+        data, array = self._full.fill(logits)
+        self._lib.llama_sampler_apply(self._smpl, ctypes.byref(array))
+        return data, array
 
     def _allowed_probes(self, smpl) -> np.ndarray:
         self._probe_data["logit"] = 0.0
@@ -413,6 +422,7 @@ class FastDecoder:
         self.draft = draft
         self._probes = ProbeSet.for_session(session)
         self._matchers: dict[str, GrammarMatcher] = {}
+        self._free = Candidates(session._lib, session.n_vocab)  # for unconstrained sampling
 
     def matcher(self, grammar: CompiledGrammar) -> GrammarMatcher:
         matcher = self._matchers.get(grammar.key)
@@ -510,36 +520,14 @@ class FastDecoder:
             if masked[token] == _NEG_INF:
                 raise ModelError("the grammar allows no token here (the schema cannot be completed)")
             return token
-        data, array = _free_array(self, logits)
-        token = chain.pick(data, array)
+        token = chain.pick(*self._free.fill(logits))
         if matcher is None or matcher.allows(token):
             return token
         result.full_masks += 1
-        data, array = matcher.full_array(logits, constrained=True)
+        data, array = matcher.constrained(logits)
         if not np.isfinite(data["logit"]).any():
             raise ModelError("the grammar allows no token here (the schema cannot be completed)")
         return chain.pick(data, array)
-
-
-def _free_array(decoder: FastDecoder, logits: np.ndarray):
-    """A reusable unconstrained candidate array for the sampler chain."""
-    holder = getattr(decoder, "_free_holder", None)
-    if holder is None:
-        lib = decoder.session._lib
-        data = np.zeros(len(logits), dtype=_TOKEN_DATA)
-        array = lib.llama_token_data_array(
-            data=data.ctypes.data_as(lib.llama_token_data_p), size=len(data), selected=-1, sorted=False
-        )
-        holder = (data, array)
-        decoder._free_holder = holder
-    data, array = holder
-    data["id"] = np.arange(len(data), dtype=np.intc)
-    data["logit"] = logits
-    data["p"] = 0.0
-    array.size = len(data)
-    array.selected = -1
-    array.sorted = False
-    return data, array
 
 
 class BuiltinDecoder:
