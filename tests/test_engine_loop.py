@@ -608,3 +608,18 @@ def test_the_fitting_tools_are_listed_last_in_the_system_prompt():
     if best:
         assert positions[best[0]] == max(positions.values())
     assert system.index("## finish") > max(positions.values())
+
+
+def test_a_ranked_headline_is_the_first_line_and_nudges_to_finish():
+    def ranked():
+        return ok({"path": "/srv", "largest": [{"path": "/srv/home", "size": "64.6 MiB"},
+                                               {"path": "/srv/logs", "size": "980 KiB"}],
+                   "headline": "largest: /srv/home 64.6 MiB (95%)"})
+
+    registry = Registry([ToolSpec("ranked", "Ranked sizes.", schema_from_signature(ranked), ranked, {})])
+    events, model, _ = run([call("ranked"), finish("/srv/home is the largest, 64.6 MiB.", path="/srv/home")],
+                           registry=registry, question="Which directory under /srv uses the most space?")
+    observation = of(events, ev.ObservationMade)[1].text
+    assert observation.splitlines()[1] == "headline: largest: /srv/home 64.6 MiB (95%)"
+    assert "The first line above answers a 'which/largest/most' question" in prompt_of(model, 1)
+    assert ended(events).status == ev.FINISHED

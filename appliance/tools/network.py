@@ -122,6 +122,11 @@ def network_connections(
         key=lambda r: -r["connections"],
     )
     data: dict = {}
+    if port is not None and state in ("listen", "all"):
+        # the answer to "what listens on port X" first, on its own line
+        owners = sorted({r["process"] or "an unknown process" for r in unique if r["port"] == port})
+        data["headline"] = (f"port {port} is listened on by: {', '.join(owners)}" if owners
+                            else f"port {port}: no process listens on it")
     if state in ("listen", "all"):
         data["listening"] = unique[:60]
     if state in ("established", "all"):
