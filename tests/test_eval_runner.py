@@ -56,7 +56,7 @@ def oracle(messages, schema) -> dict:
     if port:
         proc = _listener(int(port.group(1)))
         if first:
-            return _step("process_details", {"pid": proc.pid if proc else 1})
+            return _step("network_connections", {"kind": "tcp", "state": "listen", "port": int(port.group(1))})
         if proc is None:
             return _step("finish", {"answer": f"No process is listening on port {port.group(1)}; nothing is wrong.",
                                     "result": {}, "evidence": []})
@@ -64,7 +64,7 @@ def oracle(messages, schema) -> dict:
                                 "result": {"process": proc.name(), "pid": proc.pid}, "evidence": []})
     log = re.search(r"(/\S+\.log)", question).group(1)
     if first:
-        return _step("read_file", {"path": log})
+        return _step("read_log", {"path": log, "level": "error"})
     errors = [line[20:].strip() for line in Path(log).read_text().splitlines() if " ERROR " in line]
     return _step("finish", {"answer": errors[0][:300], "result": {}, "evidence": []})
 
@@ -95,7 +95,7 @@ def test_smoke_suite_with_an_oracle_records_linked_runs_and_succeeds(store):
         run = store.get_run(case["run_id"])  # each eval case links to its real run and steps
         assert run["status"] == "finished" and run["steps"]
         assert case["metrics"]["steps"] >= 2 and case["metrics"]["prompt_tokens"] > 0
-        assert case["metrics"]["actions"][:2] in (["snapshot", "process_details"], ["snapshot", "read_file"])
+        assert case["metrics"]["actions"][:2] in (["snapshot", "network_connections"], ["snapshot", "read_log"])
     assert "| overall" in report.table()
     _no_fault_processes_left(report)
 
@@ -186,12 +186,13 @@ def test_cli_list_show_and_compare_read_evaluations_back(tmp_path, capsys):
 
     assert main(["eval", "compare", "1", "2", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "port_listener" in out and "100% → 0% ▼" in out and "new: does not name" in out
+    assert "port_listener" in out and "100% → 0% ▼" in out and "port_listener: new: " in out
 
     assert main(["eval", "compare", "previous", "latest", "--db", str(db), "--json"]) == 0
     diff = json.loads(capsys.readouterr().out)
     assert diff["a"]["id"] == 1 and diff["b"]["id"] == 2
-    assert diff["scenarios"]["control_port"]["success_b"] == 1.0  # "all fine" is right on the control
+    # "all fine" without looking is not an answer the engine lets through, even on a control.
+    assert (diff["scenarios"]["control_port"]["success_a"], diff["scenarios"]["control_port"]["success_b"]) == (1.0, 0.0)
 
     assert main(["eval", "show", "latest", "--db", str(db)]) == 0
     assert "failed cases:" in capsys.readouterr().out
