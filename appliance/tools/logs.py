@@ -148,7 +148,7 @@ def read_log(
     level: Annotated[Literal["any", "warning", "error"], Doc("only lines at this level or worse")] = "any",
 ) -> dict:
     """The end of a log file or the systemd journal, with counts of ERROR/WARN/FAIL lines and the most repeated errors.
-    Use for "why did X fail/crash". Not for config files (use read_file)."""
+    Use for "why did X fail/crash" (level error shows only the error lines). Not for config files (use read_file)."""
     spec = path.strip()
     if spec == "journal" or spec.startswith("journal:"):
         got = _journal(ctx, spec.partition(":")[2].strip(), level)
