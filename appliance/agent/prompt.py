@@ -167,9 +167,15 @@ _STOP_WORDS = frozenset(
 
 
 def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
+    """A crude stem that maps the forms of one word together: process/processes, file/files,
+    name/names, listen/listening (the old one made "process" and "processes" different words, so a
+    port question matched top_processes better than network_connections)."""
+    for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
+            word = word[: -len(suffix)]
+            break
+    while len(word) > 4 and word[-1] in "se":
+        word = word[:-1]
     return word
 
 

@@ -44,7 +44,7 @@ def read_file(
     max_bytes: Annotated[int, Range(64, 32768), Doc("how much of the start of the file")] = 4096,
 ) -> dict:
     """The start of one text file (config, unit file, /proc or /sys entry), capped; secrets redacted.
-    Not for logs (use read_log: it reads the end and summarises errors)."""
+    Use to check a configuration file's settings. Not for logs (use read_log: it reads the end and summarises errors)."""
     fd, real, st = ctx.policy.open_file(path)
     try:
         raw = read_capped(fd, max_bytes + REDACT_MARGIN)

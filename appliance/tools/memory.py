@@ -48,7 +48,7 @@ def memory_report(
     n: Annotated[int, Range(1, 20), Doc("how many top consumers")] = 6,
 ) -> dict:
     """RAM and swap use, memory pressure (PSI), OOM kills since boot, and the processes using the most memory.
-    Use for "out of memory", "swapping", "slow after a while". Not for CPU problems."""
+    Use for "which process uses the most memory", "memory is low", "swapping". Not for CPU problems."""
     vm = psutil.virtual_memory()
     swap = psutil.swap_memory()
     own = own_tree(ctx.self_pids)

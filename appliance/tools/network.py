@@ -85,7 +85,7 @@ def network_connections(
     state: Annotated[Literal["listen", "established", "all"], Doc("which sockets")] = "all",
     port: Annotated[Optional[int], Range(1, 65535), Doc("only this local or remote port")] = None,
 ) -> dict:
-    """Listening ports with their owning processes, and established connections grouped by remote address.
+    """Listening TCP/UDP ports with the process (name and pid) that owns each, and established connections grouped by remote address.
     Use for "what is listening on port X", "who is connected", "port already in use"; when the question names a port, pass it as port."""
     conns = psutil.net_connections({"tcp": "tcp", "udp": "udp", "all": "inet"}[kind])
     own = own_tree(ctx.self_pids)

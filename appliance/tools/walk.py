@@ -209,7 +209,7 @@ def largest_files(
     min_size_mb: Annotated[int, Range(0, 1048576), Doc("ignore files smaller than this many MiB")] = 1,
 ) -> dict:
     """The largest single files under a directory (on one filesystem), with size and modification time.
-    Use to find huge logs, dumps, caches or images. Not for totals per folder (use dir_sizes)."""
+    Use for "which single file takes the most space", huge logs, dumps, caches or images. Not for totals per folder (use dir_sizes)."""
     real, fd, stats, deadline = _start(ctx, path)
     floor = min_size_mb * 1024 * 1024
     heap: list[tuple[int, tuple[str, ...], float, int]] = []
