@@ -623,3 +623,16 @@ def test_a_ranked_headline_is_the_first_line_and_nudges_to_finish():
     assert observation.splitlines()[1] == "headline: largest: /srv/home 64.6 MiB (95%)"
     assert "The first line above answers a 'which/largest/most' question" in prompt_of(model, 1)
     assert ended(events).status == ev.FINISHED
+
+
+def test_a_number_in_an_observation_sentence_backs_an_answer():
+    def listeners(port: Annotated[int, Range(1, 65535)]):
+        return result("empty", {"headline": f"port {port}: no process listens on it"}, "no matching sockets")
+
+    registry = Registry([ToolSpec("listeners", "Who listens on a port.", schema_from_signature(listeners),
+                                  listeners, {"port": 80})])
+    stop = {"continue": False, "reason": "nothing listens", "next_plan": "finish"}  # empty -> a reflection
+    events, _, _ = run([call("listeners", port=56141), stop, finish("Nothing is listening on TCP port 56141.")],
+                       registry=registry, question="Is any process listening on TCP port 56141?")
+    assert of(events, ev.StepRecorded)[-1].evaluation == "answer accepted"
+    assert ended(events).status == ev.FINISHED

@@ -40,6 +40,8 @@ def observed_facts(bodies: Iterable[str]) -> set[str]:
             if re.fullmatch(r"\d+\.\d+", value):
                 facts.add(value.split(".")[0])
         facts.update(m.group(1).lower().rstrip("/.") for m in _PATH.finditer(body))
+        # numbers of 3+ digits anywhere (a port or pid in a headline or a sentence, not key=value)
+        facts.update(re.findall(r"(?<![\w.])\d{3,}(?![\w])", body))
     return {f for f in facts if f not in _TRIVIAL and len(f) >= 2}
 
 
