@@ -636,3 +636,14 @@ def test_a_number_in_an_observation_sentence_backs_an_answer():
                        registry=registry, question="Is any process listening on TCP port 56141?")
     assert of(events, ev.StepRecorded)[-1].evaluation == "answer accepted"
     assert ended(events).status == ev.FINISHED
+
+
+def test_the_rejection_quotes_the_evidence_last_and_quoting_it_is_accepted():
+    bad = finish("Everything looks fine to me.")
+    quoted = finish("step 1 top_processes: pid=4711 name=hogzilla cpu_pct=98.5", process="hogzilla")
+    events, model, _ = run([call("top_processes"), bad, quoted])
+    message = prompt_of(model, 2)
+    assert message.rstrip().endswith("</observation>")
+    assert "What the observations showed:" in message and "hogzilla" in message.split("What the observations")[1]
+    assert of(events, ev.StepRecorded)[-1].evaluation == "answer accepted"
+    assert not of(events, ev.FinalAnswer)[-1].forced

@@ -71,12 +71,17 @@ REFLECT_TRIGGERS = {
 }
 
 
-def rejection_message(problem: str) -> str:
+def rejection_message(problem: str, evidence: list[str] | None = None) -> str:
     """What the model reads when its finish is sent back: a label and an instruction, never a
     sentence that reads like an answer (SmolLM2 answered with the earlier prose reason, word for
-    word); an answer that copies it is refused anyway."""
-    return (f"answer_check: finish sent back {problem}. Next: finish again with a new answer in your own "
+    word); an answer that copies it is refused anyway. The evidence gathered so far comes last,
+    because small models copy the last lines they read (Qwen 0.5B copied the message itself)."""
+    text = (f"answer_check: finish sent back {problem}. Next: finish again with a new answer in your own "
             "words that names a process, path, number or error line copied from an observation, or use a tool.")
+    lines = [line for line in (evidence or []) if not line.startswith("step 0 ")][-3:] or (evidence or [])[-2:]
+    if lines:
+        text += "\nWhat the observations showed:\n" + "\n".join(lines)
+    return text
 
 
 class _Stop(Exception):
@@ -329,9 +334,9 @@ class _Run:
                         return
                     rejections += 1
                     yield ev.AnswerRejected(self.run_id, step, problem)
-                    message = rejection_message(problem)
+                    message = rejection_message(problem, self.evidence)
                     self.rejected_answers.append(normalized(str(action_input.get("answer", ""))))
-                    self.copy_guard.append(message)
+                    self.copy_guard.append(rejection_message(problem))  # its words, not the evidence it quotes
                     outcome = _Outcome("rejected", message, "answer_check",
                                        evaluation=f"answer rejected: {problem}")
                 else:
@@ -617,8 +622,12 @@ class _Run:
         self.messages.append(Message("user", content))
         compact = f'<observation tool="{outcome.source}" status="{outcome.status}" compacted="yes">\n' \
                   f"{summarize(outcome.body)}\n</observation>"
-        tail = content[len(outcome.text):] if content.startswith(outcome.text) else ""
-        self.compactable[index] = compact + tail
+        if content.startswith(outcome.text):
+            self.compactable[index] = compact + content[len(outcome.text):]
+        elif content.endswith(outcome.text):
+            self.compactable[index] = content[: len(content) - len(outcome.text)] + compact
+        else:
+            self.compactable[index] = compact
 
     def _remember_body(self, step: int, source: str, status: str, body: str) -> bool:
         self.bodies.append(body)

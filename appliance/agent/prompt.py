@@ -258,11 +258,14 @@ def observation_message(observation: str, *, notes: Iterable[str] = (), steps_le
             "continue is false when the evidence already answers the question. next_plan names the next tool "
             "and arguments, or says to finish."
         )
-    else:
-        parts.append(steps_left_line(steps_left))
-        if plan:
-            parts.append(f"Follow this plan: {plan}")
-    return "\n".join(parts)
+        return "\n".join(parts)
+    # The notes and the budget come first and the observation last: small models copy the last
+    # text they read into their answer (Qwen 0.5B answered with the finish nudge, then with the
+    # rejection message, word for word); copying observation lines at least quotes the evidence.
+    head = [*notes, steps_left_line(steps_left)]
+    if plan:
+        head.append(f"Follow this plan: {plan}")
+    return "\n".join([*head, observation])
 
 
 def repeat_note(step: int) -> str:
