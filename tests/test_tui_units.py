@@ -163,6 +163,7 @@ def test_store_history_reads_what_the_real_store_recorded(tmp_path):
     assert history.list_runs("filling") and not history.list_runs("nothing-like-this")
     replay = history.get_run("abc123")
     assert replay.answer == "/var is 97% full." and replay.result == {"path": "/var"}
+    assert replay.evidence == ("disk_usage: /var 97%",)  # the store keeps evidence in its own column
     assert replay.steps[0].action == "disk_usage" and replay.steps[0].action_input == {"path": "/var"}
     assert replay.steps[0].reflection["next_plan"] == "logs"
     assert (replay.steps[0].threads, replay.steps[0].threads_batch, replay.steps[0].tokens_per_second) == (1, 2, 50.0)

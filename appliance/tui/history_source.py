@@ -230,7 +230,9 @@ class StoreHistory:
             row=_row_from_store(run),
             answer=str(run.get("answer") or ""),
             result=result,
-            evidence=evidence_list(result.get("evidence")),
+            # The store keeps evidence in its own column (decoded to a list); older rows may
+            # have carried it inside the result.
+            evidence=evidence_list(run.get("evidence") or result.get("evidence")),
             error=str(run.get("error") or ""),
             steps=tuple(steps),
         )
