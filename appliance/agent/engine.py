@@ -229,7 +229,7 @@ class _Run:
         self.finish_early = snapshot_covers(question)  # the snapshot may answer without a tool call
         self.copy_guard: list[str] = list(EXAMPLE_TEXTS)  # texts an answer must not repeat
         self.rejected_answers: list[str] = []
-        self.exclude_next: set[str] = set()  # tools left out of the next step's grammar (just repeated)
+        self.repeated_at: dict[str, int] = {}  # tool -> the last step it was repeated at
         self.answer: ev.FinalAnswer | None = None
 
     # ---- events -------------------------------------------------------------------------------
@@ -291,8 +291,7 @@ class _Run:
             yield ev.StepStarted(self.run_id, step, self.s.max_steps, time.time())
             last = step == self.s.max_steps or finish_only
             schema = step_schema(specs, self.s, tools=not last, ask=self.can_ask and not last,
-                                 finish=self.looked or self.finish_early, exclude=self.exclude_next)
-            self.exclude_next = set()
+                                 finish=self.looked or self.finish_early, exclude=self._excluded(step))
             gen = yield from self._generate(step, schema, self.s.max_tokens, "step")
             stats = gen.stats
             self.messages.append(Message("assistant", gen.text))
@@ -349,7 +348,7 @@ class _Run:
                                      summarize(outcome.body), outcome.tool_ms, outcome.cached)
             no_new = 0 if outcome.new_info else no_new + 1
             if outcome.repeats and parsed and action not in (FINISH, ASK_USER):
-                self.exclude_next = {action}  # it has this result: the next step picks something else
+                self.repeated_at[action] = step  # it has this result: the next steps pick something else
             steps_left = self.s.max_steps - step
             notes = list(outcome.notes)
             trigger = None
@@ -388,6 +387,11 @@ class _Run:
                 stats=stats,
                 tool_ms=outcome.tool_ms,
             )
+
+    def _excluded(self, step: int) -> set[str]:
+        """Tools left out of this step's grammar: those repeated in the last two steps, so neither
+        one repeat nor an A, B, A, B alternation (Qwen 0.5B) can go on."""
+        return {name for name, at in self.repeated_at.items() if step - at <= 2}
 
     # ---- the parts of a step --------------------------------------------------------------------
 
