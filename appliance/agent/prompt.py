@@ -204,16 +204,6 @@ def matching_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> li
     return [name for _, _, name in sorted(scored)[:top]]
 
 
-def order_for_question(question: str, specs: Iterable[ToolSpec]) -> list[ToolSpec]:
-    """The tools with those that fit the question moved to the end of the list, the best last:
-    small models favour what they read last (Qwen 0.5B kept choosing the last tool listed)."""
-    specs = list(specs)
-    best = matching_tools(question, specs, top=3)
-    rest = [spec for spec in specs if spec.name not in best]
-    by_name = {spec.name: spec for spec in specs}
-    return rest + [by_name[name] for name in reversed(best)]
-
-
 def steps_left_line(steps_left: int) -> str:
     if steps_left <= 1:
         return "This is your last step: you must use finish now, with the evidence you have."
