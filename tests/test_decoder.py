@@ -19,7 +19,7 @@ import pytest
 llama_cpp = pytest.importorskip("llama_cpp")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from appliance.agent.actions import _step_object, action_input_schemas, reflection_schema, step_schema  # noqa: E402
+from appliance.agent.actions import every_schema  # noqa: E402
 from appliance.agent.settings import EngineSettings  # noqa: E402
 from appliance.llm.base import Message, ModelInfo  # noqa: E402
 from appliance.llm.chat_model import LlamaChatModel  # noqa: E402
@@ -33,11 +33,7 @@ SETTINGS = EngineSettings(thought_max_chars=40, answer_max_chars=60, evidence_ma
 
 
 def schema_cases() -> dict[str, dict]:
-    specs = default_registry().specs
-    cases = {"step": step_schema(specs, SETTINGS), "reflection": reflection_schema(SETTINGS)}
-    for name, input_schema in action_input_schemas(specs, SETTINGS).items():
-        cases[name] = _step_object(SETTINGS, name, input_schema)
-    return cases
+    return every_schema(default_registry().specs, SETTINGS)
 
 
 def check_valid(value, schema: dict) -> str | None:
@@ -249,6 +245,75 @@ def test_random_logits_always_follow_the_grammar(smollm2, probe_session, seed, f
     else:
         assert result.finish_reason == "length" and len(result.tokens) == 80
     checker.close()
+
+
+class PrefixLogitsSession(RandomLogitsSession):
+    """Logits that are a pure function of the token prefix, however the tokens were batched.
+
+    On a real model, batched and one-at-a-time evaluation give logits that differ by rounding
+    (see FastDecoder), so a real model cannot show that drafting changes nothing *but* the
+    rounding. With these logits it must change nothing at all: drafts on, drafts off and the
+    builtin rule (mask the whole vocabulary, then take the best token) give the same tokens.
+    """
+
+    def __init__(self, llama, seed: int, spike: float) -> None:
+        self.seed, self.spike_rate = seed, spike
+        super().__init__(llama, seed, 0.0, 0.0)
+        self.rows_from = 0
+
+    def _prefix_row(self, n: int) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, *self.tokens[:n]])
+        row = rng.normal(0.0, 3.0, self.n_vocab).astype(np.single)
+        if rng.random() < self.spike_rate:
+            row[rng.integers(self.n_vocab)] += 40.0
+        return row
+
+    def decode(self, tokens) -> None:
+        self.rows_from = len(self.tokens)
+        self.tokens.extend(tokens)
+
+    def logits(self, row: int) -> np.ndarray:
+        n = len(self.tokens) if row == -1 else self.rows_from + row + 1
+        return self._prefix_row(n)
+
+
+def _mask_then_argmax(session, matcher, max_tokens: int) -> list[int]:
+    """The builtin path's greedy rule: the whole vocabulary masked by the grammar every token."""
+    tokens: list[int] = []
+    while len(tokens) < max_tokens:
+        token = int(np.argmax(matcher.masked(session.logits(-1))))
+        if session.is_eog(token):
+            break
+        matcher.accept(token)
+        tokens.append(token)
+        session.decode([token])
+    return tokens
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), spike=st.floats(0.0, 1.0), which=st.integers(0, len(PROPERTY_SCHEMAS) - 1))
+def test_greedy_with_drafts_is_exactly_mask_then_argmax_on_the_same_logits(smollm2, probe_session, seed, spike, which):
+    grammar = compile_schema(PROPERTY_SCHEMAS[which])
+    outputs, forced = {}, 0
+    for name, draft in (("draft", True), ("nodraft", False)):
+        decoder = FastDecoder(PrefixLogitsSession(smollm2, seed, spike), draft=draft)
+        result = decoder.decode(grammar, SamplingSettings(temperature=0.0), max_tokens=60)
+        outputs[name] = result.tokens
+        forced += result.forced_tokens
+    reference = GrammarMatcher(probe_session, grammar, ProbeSet.for_session(probe_session))
+    try:
+        outputs["mask-then-argmax"] = _mask_then_argmax(PrefixLogitsSession(smollm2, seed, spike), reference, 60)
+    finally:
+        reference.close()
+    assert outputs["draft"] == outputs["nodraft"] == outputs["mask-then-argmax"], outputs
+
+
+def test_drafts_are_used_with_prefix_logits(smollm2):
+    """The equality above is not vacuous: on these logits drafts are taken and accepted."""
+    grammar = compile_schema(PROPERTY_SCHEMAS[0])
+    result = FastDecoder(PrefixLogitsSession(smollm2, 7, 0.5), draft=True).decode(
+        grammar, SamplingSettings(temperature=0.0), max_tokens=60)
+    assert result.forced_tokens >= 5, result
 
 
 @pytest.mark.parametrize("low,high", [(0, 4194304), (0, 65535), (-5, 12), (-300, -7), (1, None), (10, 10)])

@@ -169,6 +169,17 @@ class Step:
     action_input: Mapping[str, Any] = field(default_factory=dict)
 
 
+def every_schema(specs: Iterable[ToolSpec], settings: EngineSettings) -> dict[str, dict]:
+    """Every schema the engine can constrain a reply with, by name: the full step schema, the
+    reflection schema and one single-action step schema per action. Decoder comparisons and
+    grammar tests run over all of them, so a new tool is covered without touching them."""
+    specs = list(specs)
+    cases = {"step": step_schema(specs, settings), "reflection": reflection_schema(settings)}
+    for name, input_schema in action_input_schemas(specs, settings).items():
+        cases[name] = _step_object(settings, name, input_schema)
+    return cases
+
+
 def _load_object(text: str) -> dict:
     try:
         value = json.loads(text)
