@@ -3,10 +3,10 @@
 Kept short on purpose (few steps): the whole suite must stay fast on a 2-core machine.
 - SmolLM2-135M: a run ends within its step limit, every step the model wrote parses and fits the
   schema of the action it chose, and the transcript is reused from the KV cache between steps.
+- SmolLM2-135M: the next question on the same loaded model reuses the system prompt from the cache.
 - Qwen2.5-Coder-0.5B: with a real CPU hog (a process with a distinctive name started here and
-  detached from this process, so it is not "the appliance itself"), the run finishes within its
-  limit with every step parsing; naming the hog is checked but, as measured so far, Qwen 0.5B does
-  not manage it (see the test's docstring), so that part is an expected failure.
+  re-parented, so it is not "the appliance itself"), the run finishes within its limit with every
+  step parsing, and its answer names the hog (a hard assertion).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ block = bytes(1 << 20)
 def spin():
     while True:
         hashlib.sha256(block).digest()  # releases the GIL: each thread can use a whole core
-for _ in range(2):
+for _ in range(1):  # one core: the model keeps the other, as on a laptop with a runaway process
     threading.Thread(target=spin, daemon=True).start()
 threading.Event().wait()
 """
@@ -86,18 +86,28 @@ def hog():
     link = bin_dir / HOG_NAME
     if not link.exists():
         link.symlink_to(os.path.realpath(sys.executable))
-    proc = subprocess.Popen([str(link), "-c", HOG_CODE], start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # started through a launcher that exits at once, so the hog is re-parented and is not our
+    # descendant: the tools label the appliance's descendants "(appliance itself)" and the
+    # headlines skip them, as they must for the model run itself
+    launcher = ("import subprocess, sys; p = subprocess.Popen([sys.argv[1], '-c', sys.argv[2]], "
+                "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); print(p.pid)")
+    pid = int(subprocess.run([sys.executable, "-c", launcher, str(link), HOG_CODE], capture_output=True,
+                             text=True, check=True, timeout=30).stdout)
     try:  # best effort: needs root or CAP_SYS_NICE; on a quiet machine it is the top user anyway
-        Path(f"/proc/{proc.pid}/autogroup").write_text("-10")
+        Path(f"/proc/{pid}/autogroup").write_text("-10")
     except OSError:
         pass
     time.sleep(1.0)
     try:
-        yield proc.pid
+        yield pid
     finally:
-        proc.kill()
-        proc.wait(timeout=10)
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # re-parented: init reaps it
         link.unlink(missing_ok=True)
         bin_dir.rmdir()
 
@@ -118,14 +128,27 @@ def test_smollm2_run_ends_within_the_limit_and_every_step_parses(smollm2_path, t
         assert later.stats.prompt_tokens_reused > later.stats.prompt_tokens_evaluated, later.stats
 
 
-def test_qwen05_on_a_real_cpu_hog(qwen05_path, tmp_path, hog):
-    """Must hold: the run finishes within its limit and every step parses. Should hold: the result
-    names the hog. Measured here (3 of 3 runs on a 2-core machine shared with other model runs),
-    Qwen 0.5B opened with `run_readonly` ("systemctl --failed", its description's example) instead
-    of using the snapshot or top_processes; in the 4th run its answer named the hog
-    ("…the process using the CPU is spinburner") but its structured result did not. That part is
-    reported as an expected failure carrying the answer; a prompt or model that succeeds makes the
-    test pass outright."""
+def test_the_next_question_reuses_the_system_prompt_from_the_kv_cache(smollm2_path, tmp_path):
+    """The TUI keeps the model loaded between questions: the second question's first step must not
+    evaluate the ~2,500-token system prompt again, only its own question and snapshot."""
+    model = _open(smollm2_path, tmp_path)
+    settings = EngineSettings(max_steps=1)
+    _run(model, "Which process is using the most CPU on this machine?", settings)
+    events = _run(model, "Is my disk full?", settings)
+    first = [e for e in events if isinstance(e, ev.StepRecorded) and e.step == 1][0]
+    assert first.stats.prompt_tokens_reused >= 1500, first.stats
+    assert first.stats.prompt_tokens_evaluated < first.stats.prompt_tokens_reused, first.stats
+
+
+def test_qwen05_names_a_real_cpu_hog(qwen05_path, tmp_path, hog):
+    """The run finishes within its limit, every step parses, and the model's own answer (not one
+    the engine made from the evidence) names the hog.
+
+    History: in session 1, on a machine shared with other model runs and a 2-thread hog, Qwen 0.5B
+    opened with `run_readonly` and this part was an expected failure. After the tuning (neutral
+    examples, the snapshot's ranked `headline: top cpu: …` line with the appliance skipped, the
+    copy guard, a system prompt that no longer changes per question) and with the hog re-parented
+    so it is not labelled as the appliance, it named the hog in 5 of 5 runs on a quiet machine."""
     model = _open(qwen05_path, tmp_path)
     settings = EngineSettings(max_steps=4)
     events = _run(model, "My computer's fan is loud and everything is slow. Which process is using the CPU?",
@@ -137,8 +160,8 @@ def test_qwen05_on_a_real_cpu_hog(qwen05_path, tmp_path, hog):
     final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
     named = HOG_NAME in json.dumps(dict(end.result)) or str(hog) in json.dumps(dict(end.result))
     named = named or HOG_NAME in end.answer  # the prose answer names it (the structured result may not)
-    if not (named and not final.forced):
-        pytest.xfail(f"Qwen 0.5B did not name the hog {HOG_NAME} (pid {hog}): {end.answer!r} {dict(end.result)}")
+    assert named and not final.forced, (
+        f"Qwen 0.5B did not name the hog {HOG_NAME} (pid {hog}): {end.answer!r} {dict(end.result)}")
 
 
 def test_ask_command_with_a_real_model(smollm2_path, tmp_path):
