@@ -133,6 +133,40 @@ def test_old_readings_are_refreshed():
     assert 0.04 <= sample.window < 0.3  # a fresh short window, not the stale 0.4 s one
 
 
+def test_a_new_run_reads_the_load_afresh_and_sees_a_hog_that_just_started():
+    """The eval case that found this: a quiet window of a few seconds, then a busy process starts
+    one second before the next question. The window since the last reading is mostly quiet and
+    would hide it; after `expire()` (the engine calls it through `begin_run` at each question) the
+    reading is fresh and drops a thread."""
+    physical = physical_cores()
+    if physical < 2:
+        pytest.skip("one core: there is no thread to drop")
+    busy, own = _ambient()
+    if choose_threads(busy, physical, own)[0] != physical and not os.environ.get("CI"):
+        pytest.skip("this machine is busy with other programs right now: a quiet window cannot be made")
+    policy = AdaptiveThreadPolicy(physical, LoadSampler(max_window=30.0, fresh_window=0.3))
+    policy()
+    time.sleep(3.0)  # quiet
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.4)
+        policy.expire()
+        threads, _ = policy()
+        assert threads <= physical - 1, policy.last
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+def test_expire_makes_the_next_window_short():
+    sampler = LoadSampler(max_window=30.0, fresh_window=0.05)
+    time.sleep(0.4)
+    sampler.expire()
+    assert 0.04 <= sampler.sample().window < 0.3
+    time.sleep(0.2)
+    assert sampler.sample().window >= 0.2  # one fresh reading only: afterwards the window is back
+
+
 def test_fixed_threads_from_the_environment():
     from appliance.errors import ModelError
     from appliance.llm.runtime import default_thread_policy

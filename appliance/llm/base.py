@@ -69,7 +69,10 @@ ShouldStop = Callable[[], bool]
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """A model the engine can drive. Real: `appliance.llm.runtime.LlamaChatModel`; fake: `ScriptedModel`."""
+    """A model the engine can drive. Real: `appliance.llm.runtime.LlamaChatModel`; fake: `ScriptedModel`.
+
+    Optional: `begin_run()`, called by the engine when a new question starts (the real model has
+    its thread policy read the load afresh then)."""
 
     info: ModelInfo
 

@@ -112,6 +112,14 @@ class LlamaChatModel:
         return self.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
 
     # --- threads -----------------------------------------------------------------------------
+    def begin_run(self) -> None:
+        """A new question starts: the thread policy reads the load afresh for its first call
+        (the KV cache is kept, so the next question still reuses the system prompt)."""
+        expire = getattr(self.thread_policy, "expire", None)
+        if expire is not None:
+            expire()
+
+
     def _apply_threads(self) -> tuple[int, int]:
         """Apply the thread policy (if any) and return the threads the context really uses."""
         import llama_cpp

@@ -107,6 +107,7 @@ class LoadSampler:
         self.max_window = max_window
         self.fresh_window = fresh_window
         self._clock = clock
+        self._stale = False
         self._last = self._read()
 
     def _read(self):
@@ -114,9 +115,18 @@ class LoadSampler:
         own = self._process.cpu_times()
         return self._clock(), cpus, own.user + own.system
 
+    def expire(self) -> None:
+        """Make the next `sample()` take a fresh reading instead of using the window since the
+        previous one. Called when a new question starts: the window then covers the gap between
+        runs, in which the situation may have changed (measured in `appliance eval`: a CPU hog
+        started one second before the question hid in a 4-second window that was mostly quiet,
+        2 threads were chosen and the first step took 210 s instead of about 70 s)."""
+        self._stale = True
+
     def sample(self) -> LoadSample:
         elapsed = self._clock() - self._last[0]
-        if elapsed > self.max_window:
+        if elapsed > self.max_window or self._stale:
+            self._stale = False
             self._last = self._read()
             time.sleep(self.fresh_window)
         elif elapsed < self.min_window:
@@ -157,6 +167,10 @@ class AdaptiveThreadPolicy:
         self.physical = physical if physical is not None else physical_cores()
         self.sampler = sampler if sampler is not None else LoadSampler()
         self.last: ThreadChoice | None = None
+
+    def expire(self) -> None:
+        """A new run starts: read the load afresh before its first model call."""
+        self.sampler.expire()
 
     def __call__(self) -> tuple[int, int]:
         sample = self.sampler.sample()
