@@ -599,6 +599,27 @@ def test_the_tools_that_fit_the_question_are_named_next_to_it():
     assert "Tools that fit this question: top_processes" in model.calls[0][0][1].content
 
 
+@pytest.mark.parametrize("question,first", [
+    ("The app in /opt/billing cannot connect to its database. Why?", "list_dir"),
+    ("The relay refuses to start. Its configuration is /etc/relay/relay.conf. Which setting is wrong?", "read_file"),
+    ("Backups fail. The log is /srv/backup/nightly.log. What went wrong?", "read_log"),
+    ("What does /var/log/syslog say about the crash?", "read_log"),
+])
+def test_a_place_named_in_the_question_is_looked_at_first(question, first):
+    from appliance.agent.prompt import suggested_tools
+    from appliance.tools.registry import default_registry
+
+    assert suggested_tools(question, default_registry().specs)[0] == first
+
+
+def test_a_named_folder_does_not_displace_a_tool_that_already_looks_at_files():
+    from appliance.agent.prompt import suggested_tools
+    from appliance.tools.registry import default_registry
+
+    tools = suggested_tools("Which single file under /srv/data takes the most space?", default_registry().specs)
+    assert tools[0] == "largest_files" and "list_dir" not in tools
+
+
 def test_the_system_prompt_is_the_same_for_every_question_so_the_kv_cache_carries_over():
     """A model kept loaded (the TUI, eval) must reuse the whole system prompt on the next question;
     only the question message may differ between runs."""
@@ -608,6 +629,24 @@ def test_the_system_prompt_is_the_same_for_every_question_so_the_kv_cache_carrie
     assert disk_system.role == fan_system.role == "system"
     assert disk_system.content == fan_system.content
     assert disk_model.calls[0][0][1].content != fan_model.calls[0][0][1].content
+
+
+def test_each_run_tells_the_model_a_new_question_starts():
+    """So the thread policy reads the load afresh (a hog may have started between questions)."""
+    class Marking(ScriptedModel):
+        def __init__(self, replies):
+            super().__init__(replies)
+            self.began_at_call: list[int] = []
+
+        def begin_run(self):
+            self.began_at_call.append(len(self.calls))
+
+    model = Marking([GOOD_FINISH] * 6)
+    run([], model=model)
+    first_run_calls = len(model.calls)
+    run([], model=model, question="Is my disk full?")
+    assert first_run_calls >= 1 and len(model.calls) > first_run_calls
+    assert model.began_at_call == [0, first_run_calls]  # once per run, before its first model call
 
 
 def test_a_ranked_headline_is_the_first_line_and_nudges_to_finish():

@@ -222,6 +222,37 @@ def test_read_log_summarises_errors_among_noise(tmp_path):
     assert nothing["status"] == "empty" and "no lines" in nothing["error"]
 
 
+@pytest.mark.parametrize("line,level", [
+    ("2024-05-14 02:24:57 INFO backup: finished, 212 chunks uploaded, 0 errors", None),  # eval control_log
+    ("2024-05-14 02:24:57 INFO connection refused by peer, retrying", None),  # the stated level decides
+    ("ts=1 level=info msg=\"retrying failed upload\"", None),
+    ("2024-05-14 02:24:57 ERROR sync: could not open stock.db", "error"),
+    ("2024-05-14 02:24:57,123 - app - ERROR - boom", "error"),
+    ("ts=1 level=error msg=\"disk full\"", "error"),
+    ("2024-05-14 WARN cache: slow response 900 ms", "warning"),
+    ("May 14 02:24:57 host sshd[12]: error: PAM: authentication failure", "error"),  # no stated level: words
+    ("May 14 02:24:57 host kernel: Out of memory: Killed process 123 (java)", "error"),
+    ("Job finished with 0 errors and 2 warnings", "warning"),
+    ("backup done, errors=0, files=212", None),
+    ("nightly job completed without errors", None),
+])
+def test_read_log_levels_follow_the_stated_level_and_ignore_counts_of_none(line, level):
+    from appliance.tools.logs import level_of
+
+    assert level_of(line) == level
+
+
+def test_a_clean_log_with_zero_errors_reports_no_error_lines(tmp_path):
+    log = tmp_path / "backup.log"
+    lines = [f"2024-05-14 02:{i % 60:02d}:00 INFO backup: chunk {i} uploaded" for i in range(300)]
+    lines.append("2024-05-14 03:00:00 INFO backup: finished, 212 chunks uploaded, 0 errors")
+    log.write_text("\n".join(lines) + "\n")
+    outcome = registry_for(tmp_path).call("read_log", {"path": str(log), "level": "error"})
+    assert outcome["status"] == "empty", outcome
+    data = registry_for(tmp_path).call("read_log", {"path": str(log)})["data"]
+    assert data["counts"] == {"error": 0, "warning": 0}
+
+
 def test_read_log_reads_only_the_tail_of_a_huge_log(tmp_path):
     log = tmp_path / "huge.log"
     with open(log, "w") as handle:

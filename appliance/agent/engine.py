@@ -46,10 +46,10 @@ from appliance.agent.prompt import (
     after_reflection_message,
     finish_nudge,
     repeat_note,
-    snapshot_covers,
-    matching_tools,
     observation_message,
     question_message,
+    snapshot_covers,
+    suggested_tools,
     system_prompt,
 )
 from appliance.agent.settings import EngineSettings
@@ -273,13 +273,16 @@ class _Run:
 
     def _loop(self) -> Iterator[ev.Event]:
         specs = self.registry.specs
+        begin_run = getattr(self.model, "begin_run", None)  # optional in the ChatModel protocol
+        if begin_run is not None:
+            begin_run()
         # The system prompt never depends on the question, so a model kept loaded between runs (the TUI,
         # `appliance eval`) reuses its ~2,500 tokens from the KV cache; the tools that fit this question
         # are named in the question message instead (ordering the tool list per question made every new
         # question re-evaluate the whole prompt: ~50 s on Qwen 1.5B with 2 cores).
         self.messages.append(Message("system", system_prompt(specs, self.s, can_ask=self.can_ask)))
         snapshot_text = yield from self._snapshot()
-        suggested = matching_tools(self.question, specs)
+        suggested = suggested_tools(self.question, specs)
         self.messages.append(Message("user", question_message(self.question, snapshot_text, self.s.max_steps,
                                                               suggested, snapshot_answers=self.finish_early)))
         finish_only = False

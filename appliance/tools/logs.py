@@ -37,10 +37,44 @@ _STAMP_RE = re.compile(r"^(?:\S+\s+){0,2}\d{1,2}:\d{2}:\d{2}\S*\s+|^\d{4}-\d{2}-
 _UNIT_RE = re.compile(r"^[A-Za-z0-9@._:\-]{1,128}$")
 
 
+# A level the line states itself ("INFO", "[error]", "level=warn", "<3>"): it wins over words in
+# the message, so "INFO backup finished, 0 errors" is not an error line.
+_STATED_LEVEL_RE = re.compile(
+    r"(?:^|[\s\[(<|])(?:level=|severity=|lvl=)?(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRIT|CRITICAL|FATAL|"
+    r"ALERT|EMERG|PANIC)(?=[\s\]):>|,]|$)"
+    r"|(?:level|severity|lvl)=\"?(trace|debug|info|notice|warn|warning|error|err|crit|critical|fatal|alert|emerg|panic)\b",
+    re.IGNORECASE,
+)
+_STATED = {"trace": "", "debug": "", "info": "", "notice": "", "warn": "warning", "warning": "warning"}
+# "0 errors", "no failures", "errors=0", "without errors": a count of none is not an error.
+_NONE_RE = re.compile(
+    r"(?i)\b(?:0|no|zero|without)\s+(?:errors?|failures?|warnings?|faults?)\b"
+    r"|\b(?:errors?|failures?|failed|warnings?)\s*[=:]\s*0\b"
+)
+
+
+def _stated_level(line: str) -> str | None:
+    """The level the line itself states near its start (after a time stamp), if any: '' for
+    trace/debug/info/notice, 'warning', 'error'. Upper-case words, or `level=`-style fields."""
+    head = _STAMP_RE.sub("", line, count=1)[:48]
+    for match in _STATED_LEVEL_RE.finditer(head):
+        word = match.group(1) or match.group(2)
+        if match.group(1) and not (word.isupper() or match.group(0).lstrip(" [(<|").lower().startswith(("level", "severity", "lvl"))):
+            continue  # a lower-case "error" in the message is not a stated level
+        return _STATED.get(word.lower(), "error")
+    return None
+
+
 def level_of(line: str) -> str | None:
-    if ERROR_RE.search(line):
+    """'error', 'warning' or None. A level the line states (INFO, ERROR, level=warn) decides; a
+    line without one is judged by its words, with counts of none ("0 errors") taken out."""
+    stated = _stated_level(line)
+    if stated is not None:
+        return stated or None
+    words = _NONE_RE.sub(" ", line)
+    if ERROR_RE.search(words):
         return "error"
-    if WARN_RE.search(line):
+    if WARN_RE.search(words):
         return "warning"
     return None
 
