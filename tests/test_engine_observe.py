@@ -59,3 +59,19 @@ def test_summary_is_one_short_line_of_facts():
     text = summarize(body)
     assert "load:" not in text and "1m=0.5" in text and "ERROR disk full" in text
     assert len(summarize("x" * 500)) <= 160
+
+
+def test_a_files_text_is_rendered_as_lines_not_one_cut_string():
+    """read_file's `text` beside its path and size: every line of a small file must be visible
+    (inline, it became one JSON string cut at 240 characters and hid the fifth line)."""
+    settings = [f"setting_{i} = value number {i} for this service" for i in range(12)]
+    text = "# service configuration\n" + "\n".join(settings) + "\nlisten_port = 99999\n"
+    status, body = render_result({"status": "ok", "data": {"path": "/etc/relay.conf", "size": "600 B",
+                                                           "truncated": False, "text": text}, "error": None}, 450)
+    lines = body.splitlines()
+    assert lines[0] == 'path=/etc/relay.conf size="600 B" truncated=no'
+    assert lines[1] == "text:"
+    assert "  listen_port = 99999" in lines
+    assert all(f"  {s}" in lines for s in settings)
+    single = render_result({"status": "ok", "data": {"path": "/etc/hostname", "text": "box"}, "error": None}, 450)[1]
+    assert single == "path=/etc/hostname text=box"  # a one-line text stays inline

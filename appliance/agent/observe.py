@@ -46,8 +46,17 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
+def _one_line(value: Any) -> bool:
+    """A value that fits on a `k=v` line: not a record, not a long list, not a multi-line text
+    (a file's text rendered inline became one JSON string cut at 240 characters: the model read
+    four lines of a config file and answered without the wrong setting in view)."""
+    if isinstance(value, str):
+        return "\n" not in value
+    return not isinstance(value, (dict, list)) or _short_list(value)
+
+
 def _is_flat(value: Any) -> bool:
-    return isinstance(value, dict) and all(not isinstance(v, (dict, list)) or _short_list(v) for v in value.values())
+    return isinstance(value, dict) and all(_one_line(v) for v in value.values())
 
 
 def _short_list(value: Any) -> bool:
@@ -76,7 +85,7 @@ def render_data(data: Any, indent: int = 0) -> list[str]:
         for item in data:
             lines.extend(render_data(item, indent) if isinstance(item, (dict, list)) else [pad + _scalar(item)])
         return lines
-    flat = {k: v for k, v in data.items() if not isinstance(v, (dict, list)) or _short_list(v)}
+    flat = {k: v for k, v in data.items() if _one_line(v)}
     if flat:
         lines.append(pad + _inline(flat))
     for key, value in data.items():
