@@ -204,6 +204,51 @@ def matching_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> li
     return [name for _, _, name in sorted(scored)[:top]]
 
 
+_PATH_RE = re.compile(r"(?<![\w.])(/[\w.@+\-]+(?:/[\w.@+\-]+)*)")
+_LOG_NAME = re.compile(r"\.log(\.\d+)?$|/logs?/|journal", re.I)
+_LOOKING_TOOLS = frozenset({"list_dir", "dir_sizes", "largest_files", "read_log", "read_file"})
+
+
+def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
+    """The tools that look at the places the question names, in the order of the paths: a log →
+    read_log, any other file → read_file, a folder → list_dir.
+
+    Why: a person who names a place ("the app in /opt/billing cannot connect to its database")
+    expects the assistant to look there first; word matching alone sent Qwen 1.5B to
+    network_connections, and its answer then rested on nothing it had seen."""
+    names = {spec.name for spec in specs}
+    tools: list[str] = []
+    for raw in _PATH_RE.findall(question):
+        path = raw.rstrip(".")
+        leaf = path.rsplit("/", 1)[-1]
+        if _LOG_NAME.search(path):
+            tool = "read_log"
+        elif "." in leaf.strip("."):
+            tool = "read_file"
+        else:
+            tool = "list_dir"
+        if tool in names and tool not in tools:
+            tools.append(tool)
+    return tools
+
+
+def suggested_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> list[str]:
+    """What the question message names as fitting: the tool that looks at a named file first,
+    then list_dir for a named folder (only when no word match already looks at files or
+    folders), then the best word matches (a question about the largest file under a folder is
+    better served by largest_files than by a listing)."""
+    specs = list(specs)
+    by_words = matching_tools(question, specs, top=top)
+    by_path = path_tools(question, specs)
+    files = [t for t in by_path if t != "list_dir"]
+    folder = [t for t in by_path if t == "list_dir" and not _LOOKING_TOOLS.intersection(by_words + files)]
+    merged: list[str] = []
+    for tool in files + folder + by_words:
+        if tool not in merged:
+            merged.append(tool)
+    return merged[: top + 1]
+
+
 def steps_left_line(steps_left: int) -> str:
     if steps_left <= 1:
         return "This is your last step: you must use finish now, with the evidence you have."
