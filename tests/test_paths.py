@@ -215,3 +215,24 @@ def test_whatever_the_path_an_allowed_result_is_inside_the_root_and_not_secret(m
     assert real == root or root in real.parents
     assert real == Path(os.path.realpath(path))
     assert secret_reason(real) is None and ".ssh" not in real.parts
+
+
+def test_a_missing_path_names_the_nearest_existing_folder_above_it(tmp_path):
+    (tmp_path / "opt/billing/logs").mkdir(parents=True)
+    policy = PathPolicy.default(extra_roots=[tmp_path])
+    for opener in (lambda p: policy.open_dir(p), lambda p: policy.open_file(p)):
+        with pytest.raises(FileNotFoundError) as caught:
+            opener(str(tmp_path / "opt/billing/db/settings"))
+        assert str(caught.value) == (f"{tmp_path}/opt/billing/db/settings does not exist; the nearest folder above "
+                                     f"it that exists is {tmp_path}/opt/billing (list_dir shows what is there)")
+
+
+def test_a_missing_path_does_not_reveal_a_folder_outside_the_allowed_places(tmp_path):
+    policy = PathPolicy(read_roots=[tmp_path / "inside"], list_roots=[tmp_path / "inside"])
+    (tmp_path / "inside").mkdir()
+    with pytest.raises(FileNotFoundError) as caught:
+        policy.open_dir(str(tmp_path / "inside/a/b"))
+    assert "nearest folder" in str(caught.value)
+    with pytest.raises((FileNotFoundError, PathDenied)) as caught:
+        policy.open_dir(str(tmp_path / "elsewhere/x"))
+    assert "nearest folder" not in str(caught.value)

@@ -194,13 +194,24 @@ class PathPolicy:
 
     # -- opening ----------------------------------------------------------------------------------
 
+    def _missing(self, path: str, real: Path) -> str:
+        """'X does not exist', plus the nearest folder above it that does (when listing it is
+        allowed): a small model that guessed a sub-path ("/opt/billing/db") gets told where to
+        look instead of concluding that the missing folder is the fault."""
+        parent = real.parent
+        while parent != parent.parent and not parent.is_dir():
+            parent = parent.parent
+        if parent.is_dir() and any(parent == root or parent.is_relative_to(root) for root in self.list_roots):
+            return f"{path} does not exist; the nearest folder above it that exists is {parent} (list_dir shows what is there)"
+        return f"{path} does not exist"
+
     def open_file(self, path: str) -> tuple[int, Path, os.stat_result]:
         """Open an allowed regular file for reading; returns (fd, real path, fstat). The caller closes fd."""
         real = self.resolve(path, "read")
         try:
             before = os.stat(real)
         except FileNotFoundError:
-            raise FileNotFoundError(f"{path} does not exist") from None
+            raise FileNotFoundError(self._missing(path, real)) from None
         _refuse_special(path, before.st_mode)
         if stat.S_ISDIR(before.st_mode):
             raise IsADirectoryError(f"{path} is a directory; use list_dir")
@@ -221,7 +232,7 @@ class PathPolicy:
         try:
             fd = open_noatime(real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
-            raise FileNotFoundError(f"{path} does not exist") from None
+            raise FileNotFoundError(self._missing(path, real)) from None
         except NotADirectoryError:
             raise NotADirectoryError(f"{path} is not a directory") from None
         try:
