@@ -566,7 +566,31 @@ def test_unbacked_minor_result_fields_are_dropped_not_rejected():
     events, _, _ = run([call("top_processes"), answer])
     assert not of(events, ev.AnswerRejected)
     assert ended(events).result == {"process": "hogzilla", "pid": 4711}
-    assert "dropped unbacked result fields: port" in of(events, ev.StepRecorded)[-1].evaluation
+    assert "dropped result fields that are unbacked or contradict the answer: port" in of(events, ev.StepRecorded)[-1].evaluation
+
+
+def test_a_culprit_beside_an_all_clear_answer_is_dropped():
+    """Qwen 1.5B on a clean log: "does not report any errors" with culprit "backup log"."""
+    answer = finish("The log /var/log/app.log does not report any errors.", culprit="disk quota")
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], question="Any errors in /var/log/app.log?")
+    assert ended(events).result == {}
+    assert "contradict the answer: culprit" in of(events, ev.StepRecorded)[-1].evaluation
+
+
+@pytest.mark.parametrize("answer,clear", [
+    ("The weekly backup log does not report any errors.", True),
+    ("No process is listening on port 4242.", True),
+    ("Port 4242 is not listening; no process is using it.", True),
+    ("No single file is unusually large; all are 90-110 KB.", True),
+    ("hashminer (pid 12) uses 99% CPU; no errors in the log.", False),
+    ("The log shows no errors, but the disk is full.", False),
+    ("The relay fails because listen_port = 99999 is invalid.", False),
+    ("ERROR sync: database disk image is malformed", False),
+])
+def test_says_all_clear(answer, clear):
+    from appliance.agent.checks import says_all_clear
+
+    assert says_all_clear(answer) is clear
 
 
 def test_an_answer_that_invents_facts_twice_is_replaced_by_the_evidence():

@@ -18,6 +18,41 @@ from typing import Any, Iterable, Mapping
 EXACT_FIELDS = ("process", "pid", "path", "port")
 LOOSE_FIELDS = ("culprit", "value", "error")
 
+# Ways a short answer says "nothing is wrong". Loose about phrasing but without bare words like
+# "free" or "ok": a model that copies the prompt's example ("only 0.2 GB free") must not read as an
+# all-clear. Shared with the evaluation's scorer (appliance/eval/scoring.py).
+ALL_CLEAR = re.compile(
+    r"\bno\s+(?:\w+\s+){0,3}?(?:errors?|problems?|issues?|faults?|failures?|process(?:es)?|files?|culprit|one|"
+    r"listeners?|services?|programs?|anomal\w*|unusual\w*|signs?|evidence|abnormal\w*)\b"
+    r"|\bnothing\b|\bnone\b|\bnot\s+(?:\w+\s+){0,3}?(?:listening|running|in use|used|found|unusual\w*|large|"
+    r"abnormal\w*|wrong|failing|open|bound)\b"
+    r"|\b(?:did|does|do|was|were|is|are)(?: not|n't)\s+(?:\w+\s+){0,2}?(?:report|show|contain|find|have|log|see)\w*"
+    r"\s+(?:\w+\s+){0,1}?(?:errors?|problems?|issues?|failures?)\b"
+    r"|\b(?:isn't|aren't|wasn't|weren't|no one)\b"
+    r"|\b(?:port|it)(?: \d+)? is (?:free|unused|available|closed)\b"
+    r"|\b(?:healthy|normal(?:ly)?|fine|clean|successful(?:ly)?|succeeded)\b"
+    r"|\b(?:0|zero) (?:errors?|failures?)\b",
+    re.IGNORECASE,
+)
+# Words that claim a problem; an all-clear answer has none left once its all-clear clauses are out.
+_PROBLEM_CLAIM = re.compile(
+    r"\b(?:errors?|fail\w*|wrong|crash\w*|denied|refused|exceed\w*|killed|full|high|large\w*|uses?|using|"
+    r"listens?|listening|hog\w*|leak\w*|slow\w*|stuck|malformed|invalid|missing|cause[sd]?|because)\b|\d%|\d %"
+    , re.IGNORECASE,
+)
+CULPRIT_FIELDS = ("culprit", "process", "pid")
+
+
+def says_all_clear(answer: str) -> bool:
+    """True when the answer says nothing is wrong and claims no problem anywhere else (each
+    all-clear phrase is removed up to the end of its clause before looking for problem words:
+    "no process is using port 4242" is all clear, "X uses 99% CPU; no errors in the log" is not)."""
+    if not ALL_CLEAR.search(answer):
+        return False
+    rest = re.sub(f"(?:{ALL_CLEAR.pattern})[^.;,]*", " ", answer, flags=re.IGNORECASE)
+    return not _PROBLEM_CLAIM.search(rest)
+
+
 REFUSAL = re.compile(
     r"\b(i\s+(cannot|can't|can\s*not|am\s+unable|am\s+not\s+able|don't\s+have\s+access|do\s+not\s+have\s+access)"
     r"|unable\s+to\s+(determine|find|access|help|check)|as\s+an\s+ai|i\s+don't\s+know|i\s+do\s+not\s+know)\b",
@@ -167,4 +202,10 @@ def check_answer(
         stated = " ".join([answer, *(str(v) for v in kept.values())])
         if not _mentions(stated, haystack, observed_facts(bodies)):
             return Verdict("[no-observed-fact-named]", result)
+    if says_all_clear(answer):
+        # The answer says nothing is wrong, so a culprit in the result contradicts it (Qwen 1.5B:
+        # "The weekly backup log does not report any errors." with culprit "backup log").
+        contradicting = [k for k in CULPRIT_FIELDS if k in kept]
+        kept = {k: v for k, v in kept.items() if k not in contradicting}
+        unbacked += contradicting
     return Verdict(None, kept, tuple(unbacked))

@@ -332,7 +332,7 @@ class _Run:
                     if problem is None or not may_retry:
                         evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
                         if verdict.dropped:
-                            evaluation += f" (dropped unbacked result fields: {', '.join(verdict.dropped)})"
+                            evaluation += f" (dropped result fields that are unbacked or contradict the answer: {', '.join(verdict.dropped)})"
                         result = verdict.result if problem is None else action_input.get("result") or {}
                         yield from self._accept(step, parsed, result, stats, evaluation, forced=forced)
                         return

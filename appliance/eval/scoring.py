@@ -16,25 +16,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from appliance.agent.checks import ALL_CLEAR
+
 # Result fields that name a culprit; a no-fault control must leave them empty.
 CULPRIT_FIELDS = ("culprit", "process", "pid")
 _EMPTY_VALUES = {"", "none", "nothing", "n/a", "na", "no", "null", "unknown", "-", "0"}
 
-# Ways a short answer says "nothing is wrong". Loose about phrasing (controls are failed mainly by
-# naming a culprit, checked separately) but without bare words like "free" or "ok": a model that
-# copies the prompt's example ("only 0.2 GB free") must not pass a control by accident.
-_NO_FAULT = re.compile(
-    r"\bno\s+(?:\w+\s+){0,3}?(?:errors?|problems?|issues?|faults?|failures?|process(?:es)?|files?|culprit|one|"
-    r"listeners?|services?|programs?|anomal\w*|unusual\w*|signs?|evidence|abnormal\w*)\b"
-    r"|\bnothing\b|\bnone\b|\bnot\s+(?:\w+\s+){0,3}?(?:listening|running|in use|used|found|unusual\w*|large|"
-    r"abnormal\w*|wrong|failing|open|bound)\b"
-    r"|\b(?:did|does|do|was|were|is|are)(?: not|n't)\s+(?:\w+\s+){0,2}?(?:report|show|contain|find|have|log|see)\w*"
-    r"\s+(?:\w+\s+){0,1}?(?:errors?|problems?|issues?|failures?)\b"
-    r"|\b(?:isn't|aren't|wasn't|weren't|no one)\b"
-    r"|\b(?:port|it)(?: \d+)? is (?:free|unused|available|closed)\b"
-    r"|\b(?:healthy|normal(?:ly)?|fine|clean|successful(?:ly)?|succeeded)\b"
-    r"|\b(?:0|zero) (?:errors?|failures?)\b"
-)
 _PID_CLAIM = re.compile(r"\bpid\W{0,3}\d+")
 
 
@@ -132,7 +119,7 @@ def _named(value: Any) -> bool:
 
 
 def says_no_fault(outcome: Outcome) -> bool:
-    return _NO_FAULT.search(outcome.answer.lower()) is not None
+    return ALL_CLEAR.search(outcome.answer.lower()) is not None
 
 
 def no_culprit(decoys: Iterable[str] = ()) -> Check:
