@@ -577,6 +577,15 @@ def test_a_culprit_beside_an_all_clear_answer_is_dropped():
     assert "contradict the answer: culprit" in of(events, ev.StepRecorded)[-1].evaluation
 
 
+def test_the_culprit_goes_also_when_the_last_step_is_accepted_unchecked():
+    answer = finish("Nothing is wrong there.", culprit="disk quota")
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], EngineSettings(max_steps=2),
+                       question="Any errors in /var/log/app.log?")
+    assert ended(events).result == {}
+    evaluation = of(events, ev.StepRecorded)[-1].evaluation
+    assert evaluation.startswith("answer accepted unchecked") and "contradict the answer: culprit" in evaluation
+
+
 @pytest.mark.parametrize("answer,clear", [
     ("The weekly backup log does not report any errors.", True),
     ("No process is listening on port 4242.", True),

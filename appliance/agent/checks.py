@@ -198,14 +198,14 @@ def check_answer(
         key = next((k for k in unbacked if k in MAIN_FIELDS), unbacked[0])
         return Verdict(f"[result.{key}={result[key]!r} not-in-any-observation]", result, invented=True)
     kept = {k: v for k, v in result.items() if k not in unbacked}
+    # An answer that says nothing is wrong contradicts a culprit in its result (Qwen 1.5B: "The
+    # weekly backup log does not report any errors." with culprit "backup log"): the culprit goes,
+    # also when the answer is accepted unchecked at the last step.
+    contradicting = [k for k in CULPRIT_FIELDS if k in kept] if says_all_clear(answer) else []
+    final = {k: v for k, v in kept.items() if k not in contradicting}
+    dropped = tuple(unbacked + contradicting)
     if bodies:
         stated = " ".join([answer, *(str(v) for v in kept.values())])
         if not _mentions(stated, haystack, observed_facts(bodies)):
-            return Verdict("[no-observed-fact-named]", result)
-    if says_all_clear(answer):
-        # The answer says nothing is wrong, so a culprit in the result contradicts it (Qwen 1.5B:
-        # "The weekly backup log does not report any errors." with culprit "backup log").
-        contradicting = [k for k in CULPRIT_FIELDS if k in kept]
-        kept = {k: v for k, v in kept.items() if k not in contradicting}
-        unbacked += contradicting
-    return Verdict(None, kept, tuple(unbacked))
+            return Verdict("[no-observed-fact-named]", final, dropped)
+    return Verdict(None, final, dropped)

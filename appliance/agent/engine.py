@@ -333,7 +333,7 @@ class _Run:
                         evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
                         if verdict.dropped:
                             evaluation += f" (dropped result fields that are unbacked or contradict the answer: {', '.join(verdict.dropped)})"
-                        result = verdict.result if problem is None else action_input.get("result") or {}
+                        result = verdict.result
                         yield from self._accept(step, parsed, result, stats, evaluation, forced=forced)
                         return
                     rejections += 1
