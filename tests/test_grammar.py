@@ -222,3 +222,42 @@ def test_reflection_shape(checker):
     assert checker.generable(schema, good)
     assert not checker.generable(schema, json.dumps({"continue": "yes", "reason": "r", "next_plan": "p"}))
     assert not checker.generable(schema, json.dumps({"continue": True, "reason": "r"}))
+
+
+def _maximal(schema: dict):
+    """The longest valid value of a schema: every property, every item, every string full."""
+    if "anyOf" in schema:
+        return max((_maximal(o) for o in schema["anyOf"]), key=lambda v: len(json.dumps(v)))
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return max(schema["enum"], key=lambda v: len(json.dumps(v)))
+    kind = schema.get("type")
+    if kind == "string":
+        return "x" * schema["maxLength"]
+    if kind == "integer":
+        return max((schema["minimum"], schema["maximum"]), key=lambda v: len(str(v)))
+    if kind == "number":
+        return schema.get("minimum", 0) + 0.1234567890123  # as long as a float gets in practice
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return [_maximal(schema["items"])] * schema["maxItems"]
+    if kind == "object":
+        return {key: _maximal(sub) for key, sub in schema["properties"].items()}
+    raise AssertionError(f"unexpected schema {schema}")
+
+
+def test_every_reply_fits_its_token_budget_so_no_reply_is_cut_inside_a_string():
+    """The engine's max_tokens for a reply is the longest valid reply (each token is at least one
+    character); a 320-token cap cut long finishes in the middle of a string (eval control_disk)."""
+    from appliance.agent.actions import every_schema, longest_output, reply_budget
+    from appliance.tools.registry import default_registry
+
+    for name, schema in every_schema(default_registry().specs, SETTINGS).items():
+        value = _maximal(schema)
+        assert validate(value, schema) is None or "anyOf" in schema, name
+        exact = len(json.dumps(value, ensure_ascii=False))  # ", " and ": ", the grammar's one layout
+        assert exact <= longest_output(schema) <= exact + 2 * 40, (name, exact, longest_output(schema))
+        assert reply_budget(schema, 320) == longest_output(schema)
+    assert reply_budget({"type": "string"}, 320) == 320  # unbounded: the setting

@@ -169,6 +169,56 @@ class Step:
     action_input: Mapping[str, Any] = field(default_factory=dict)
 
 
+def longest_output(schema: Mapping[str, Any]) -> int | None:
+    """The most characters a compact JSON value valid under `schema` can take (None: unbounded).
+
+    Every token is at least one character, so this also bounds the tokens of a reply. The engine
+    lets a step generate that many: a finish with long strings was cut at 320 tokens in the
+    middle of a string, and the same cut reply came back at every later step (greedy decoding),
+    eight unparsable steps in a row (eval control_disk)."""
+    if "anyOf" in schema:
+        sizes = [longest_output(option) for option in schema["anyOf"]]
+        return None if any(size is None for size in sizes) else max(sizes, default=0)
+    if "const" in schema:
+        return len(json.dumps(schema["const"]))
+    if "enum" in schema:
+        return max((len(json.dumps(v)) for v in schema["enum"]), default=0)
+    kind = schema.get("type")
+    if kind == "string":
+        return None if "maxLength" not in schema else 2 + int(schema["maxLength"])
+    if kind == "integer":
+        if "minimum" not in schema or "maximum" not in schema:
+            return 20
+        return max(len(str(int(schema["minimum"]))), len(str(int(schema["maximum"]))))
+    if kind == "number":
+        return 32
+    if kind == "boolean":
+        return 5
+    if kind == "null":
+        return 4
+    if kind == "array":
+        if "maxItems" not in schema:
+            return None
+        item = longest_output(schema.get("items", {}))
+        return None if item is None else 2 + int(schema["maxItems"]) * (item + 2)
+    if kind == "object":
+        total = 2
+        for key, sub in schema.get("properties", {}).items():
+            size = longest_output(sub)
+            if size is None:
+                return None
+            total += len(json.dumps(key)) + 2 + size + 2
+        return total
+    return None
+
+
+def reply_budget(schema: Mapping[str, Any], fallback: int) -> int:
+    """max_tokens for a reply under `schema`: enough for the longest valid reply, so the grammar's
+    own bounds end it, never a cut in the middle of a string; `fallback` when it is unbounded."""
+    longest = longest_output(schema)
+    return fallback if longest is None else max(longest, 1)
+
+
 def every_schema(specs: Iterable[ToolSpec], settings: EngineSettings) -> dict[str, dict]:
     """Every schema the engine can constrain a reply with, by name: the full step schema, the
     reflection schema and one single-action step schema per action. Decoder comparisons and

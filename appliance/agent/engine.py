@@ -36,6 +36,7 @@ from appliance.agent.actions import (
     parse_reflection,
     parse_step,
     reflection_schema,
+    reply_budget,
     step_schema,
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
@@ -297,7 +298,7 @@ class _Run:
             last = step == self.s.max_steps or finish_only
             schema = step_schema(specs, self.s, tools=not last, ask=self.can_ask and not last,
                                  finish=self.looked or self.finish_early, exclude=self._excluded(step))
-            gen = yield from self._generate(step, schema, self.s.max_tokens, "step")
+            gen = yield from self._generate(step, schema, reply_budget(schema, self.s.max_tokens), "step")
             stats = gen.stats
             self.messages.append(Message("assistant", gen.text))
             try:
@@ -504,7 +505,8 @@ class _Run:
         """A short grammar-constrained judgement whose plan the next step is told to follow."""
         self._append_user(observation_message(outcome.text, notes=notes, steps_left=steps_left, reflect=trigger),
                           outcome)
-        gen = yield from self._generate(step, reflection_schema(self.s), self.s.reflection_max_tokens, "reflection")
+        schema = reflection_schema(self.s)
+        gen = yield from self._generate(step, schema, reply_budget(schema, self.s.reflection_max_tokens), "reflection")
         self.messages.append(Message("assistant", gen.text))
         try:
             reflection = parse_reflection(gen.text)

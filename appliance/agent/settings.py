@@ -19,8 +19,10 @@ class EngineSettings:
     token_budget: prompt tokens evaluated + completion tokens over the whole run.
     time_budget_seconds: wall-clock limit for the run (checked between tokens too).
     temperature: sampling temperature for steps and reflections (0 = greedy, reproducible).
-    max_tokens: the most tokens one step may generate (the grammar bounds make this rarely bind).
-    reflection_max_tokens: the most tokens one reflection may generate.
+    max_tokens: the most tokens one step may generate when its schema has no length bound; a
+      bounded schema (all of the engine's) gets the length of its longest valid reply instead, so
+      a reply is never cut inside a string (actions.reply_budget).
+    reflection_max_tokens: the same for a reflection.
     thought_max_chars / answer_max_chars / question_max_chars: string bounds in the step grammar.
     evidence_max_items / evidence_max_chars: bounds of the finish action's evidence list.
     result_max_chars: bound of each string field of the finish action's structured result.
