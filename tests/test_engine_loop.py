@@ -577,8 +577,20 @@ def test_a_culprit_beside_an_all_clear_answer_is_dropped():
     assert "contradict the answer: culprit" in of(events, ev.StepRecorded)[-1].evaluation
 
 
+def test_a_result_value_quoting_an_observation_names_a_fact():
+    """Qwen 1.5B was sent back for "The error line indicates a quota exceeded" with error "quota
+    exceeded", copied from "...ERROR disk quota exceeded for user7"."""
+    answer = finish("The log shows the disk limit was hit.", evidence=("ERROR disk quota",), error="quota exceeded")
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], question="What failed in /var/log/app.log?")
+    assert not of(events, ev.AnswerRejected)
+    assert ended(events).result == {"error": "quota exceeded"}
+    short = finish("The log shows a problem.", evidence=("ERROR",), error="disk")  # too short to count
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), short, short], question="What failed in /var/log/app.log?")
+    assert of(events, ev.AnswerRejected)
+
+
 def test_the_culprit_goes_also_when_the_last_step_is_accepted_unchecked():
-    answer = finish("Nothing is wrong there.", culprit="disk quota")
+    answer = finish("Nothing is wrong there.", culprit="quota")
     events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], EngineSettings(max_steps=2),
                        question="Any errors in /var/log/app.log?")
     assert ended(events).result == {}

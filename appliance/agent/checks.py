@@ -97,6 +97,16 @@ def _mentions(text: str, haystack: str, facts: set[str]) -> bool:
     return any(" ".join(words[i : i + 3]) in flat for i in range(len(words) - 2))
 
 
+def _quotes(value: str, haystack: str) -> bool:
+    """True when a result value is a phrase an observation shows word for word (at least six
+    letters): result.error "quota exceeded" from "…failed: quota exceeded (507…" names what
+    the machine showed, though it is two words, not the three in a row `_mentions` asks of prose."""
+    phrase = " ".join(w for w in _words(value) if w)
+    if len(phrase.replace(" ", "")) < 6:
+        return False
+    return f" {phrase} " in f" {' '.join(_words(haystack))} "
+
+
 def _appears(key: str, value: Any, haystack: str) -> bool:
     """An exact field is backed when its value occurs in an observation as a whole token; a small
     number (a model's favourite filler, e.g. port 1) must appear next to its own key."""
@@ -206,6 +216,7 @@ def check_answer(
     dropped = tuple(unbacked + contradicting)
     if bodies:
         stated = " ".join([answer, *(str(v) for v in kept.values())])
-        if not _mentions(stated, haystack, observed_facts(bodies)):
+        quoted = any(_quotes(str(v), haystack) for v in kept.values() if isinstance(v, str))
+        if not quoted and not _mentions(stated, haystack, observed_facts(bodies)):
             return Verdict("[no-observed-fact-named]", final, dropped)
     return Verdict(None, final, dropped)
