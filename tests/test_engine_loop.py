@@ -589,6 +589,30 @@ def test_a_result_value_quoting_an_observation_names_a_fact():
     assert of(events, ev.AnswerRejected)
 
 
+def test_an_own_words_culprit_is_dropped_when_another_field_quotes_the_observation():
+    """Qwen 1.5B on a 503 in a log: culprit "server", value "503 Service Unavailable": sent back,
+    then replaced by the evidence. The quoted value grounds the answer; the culprit goes."""
+    answer = finish("The log shows the disk quota was exceeded for user7.", evidence=("ERROR disk quota",),
+                    culprit="storage backend", value="disk quota exceeded")
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], question="What failed in /var/log/app.log?")
+    assert not of(events, ev.AnswerRejected)
+    assert ended(events).result == {"value": "disk quota exceeded"}
+    ungrounded = finish("The storage backend is down.", evidence=("ERROR",), culprit="storage backend", value="down")
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), ungrounded, ungrounded],
+                       question="What failed in /var/log/app.log?")
+    assert "[result.culprit='storage backend' not-in-any-observation]" in of(events, ev.AnswerRejected)[0].reason
+
+
+def test_a_path_the_answer_invents_is_sent_back():
+    invented = finish("The largest file is /var/log/app.log.d/000000000000.", evidence=("line one",))
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), invented, GOOD_FINISH],
+                       question="What is in /var/log/app.log?")
+    assert "[answer-path '/var/log/app.log.d/000000000000' not-in-any-observation]" in of(events, ev.AnswerRejected)[0].reason
+    seen = finish("The log /var/log/app.log shows disk quota exceeded for user7.", evidence=("ERROR disk quota",))
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), seen], question="What is in /var/log/app.log?")
+    assert not of(events, ev.AnswerRejected)
+
+
 def test_the_culprit_goes_also_when_the_last_step_is_accepted_unchecked():
     answer = finish("Nothing is wrong there.", culprit="quota")
     events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], EngineSettings(max_steps=2),

@@ -97,6 +97,18 @@ def _mentions(text: str, haystack: str, facts: set[str]) -> bool:
     return any(" ".join(words[i : i + 3]) in flat for i in range(len(words) - 2))
 
 
+def _paths_in(answer: str) -> list[str]:
+    """Absolute paths of two or more parts that the answer names (lowercased, without trailing
+    punctuation). Each must occur in an observation, whole or as the start of a longer one: Qwen
+    1.5B "found" /…/share/000000… after looking only at disk_usage."""
+    paths = []
+    for match in _PATH.finditer(answer):
+        path = match.group(1).rstrip("/.,:;").lower()
+        if path.count("/") >= 2:
+            paths.append(path)
+    return paths
+
+
 def _quotes(value: str, haystack: str) -> bool:
     """True when a result value is a phrase an observation shows word for word (at least six
     letters): result.error "quota exceeded" from "…failed: quota exceeded (507…" names what
@@ -204,9 +216,16 @@ def check_answer(
         if (key in EXACT_FIELDS and not _appears(key, value, haystack))
         or (key in LOOSE_FIELDS and not _loosely_backed(value, haystack))
     ]
-    if unbacked and (len(unbacked) == len(result) or any(k in MAIN_FIELDS for k in unbacked)):
-        key = next((k for k in unbacked if k in MAIN_FIELDS), unbacked[0])
+    # A free-text culprit of the model's own wording ("server" for "503 Service Unavailable") is
+    # dropped, not a reason to send the answer back, when another field quotes an observation.
+    grounded = any(_quotes(str(v), haystack) for k, v in result.items() if k not in unbacked and isinstance(v, str))
+    fatal = [k for k in unbacked if k in MAIN_FIELDS and not (k in LOOSE_FIELDS and grounded)]
+    if unbacked and (len(unbacked) == len(result) or fatal):
+        key = (fatal or unbacked)[0]
         return Verdict(f"[result.{key}={result[key]!r} not-in-any-observation]", result, invented=True)
+    invented_path = next((p for p in _paths_in(answer) if p not in haystack), None)
+    if invented_path is not None:
+        return Verdict(f"[answer-path {invented_path!r} not-in-any-observation]", result, invented=True)
     kept = {k: v for k, v in result.items() if k not in unbacked}
     # An answer that says nothing is wrong contradicts a culprit in its result (Qwen 1.5B: "The
     # weekly backup log does not report any errors." with culprit "backup log"): the culprit goes,
