@@ -321,6 +321,21 @@ def test_reflection_saying_stop_makes_the_next_step_finish_only():
     assert ended(events).status == ev.FINISHED
 
 
+def test_after_the_model_stops_itself_a_rejected_answer_can_still_be_fixed():
+    """The CI run of the real CPU-hog test: the model said stop in a reflection, its finish named
+    a fact no observation showed, and the engine replaced it at once although steps were left."""
+    replies = [call("read_log", path="/var/log/a.log"), call("read_log", path="/var/log/missing.log"),
+               {"continue": False, "reason": "enough evidence", "next_plan": "finish"},
+               finish("busyloop (pid 4242) fills the disk.", process="busyloop", pid=4242),
+               finish("disk quota exceeded for user7", error="disk quota exceeded")]
+    events, model, _ = run(replies)
+    assert len(of(events, ev.AnswerRejected)) == 1
+    assert actions_allowed(model.calls[4][1]) == ["finish"]
+    end = ended(events)
+    assert end.status == ev.FINISHED and end.result == {"error": "disk quota exceeded"}
+    assert not of(events, ev.FinalAnswer)[-1].forced
+
+
 def test_reflection_cannot_stop_the_run_before_any_tool_worked():
     replies = [call("read_log", path="/var/log/missing.log"),
                {"continue": False, "reason": "that answers it", "next_plan": "finish"},

@@ -150,18 +150,19 @@ def test_qwen05_names_a_real_cpu_hog(qwen05_path, tmp_path, hog):
     copy guard, a system prompt that no longer changes per question) and with the hog re-parented
     so it is not labelled as the appliance, it named the hog in 5 of 5 runs on a quiet machine."""
     model = _open(qwen05_path, tmp_path)
-    settings = EngineSettings(max_steps=4)
+    settings = EngineSettings(max_steps=6)  # room for one sent-back answer after a reflection (seen once in CI)
     events = _run(model, "My computer's fan is loud and everything is slow. Which process is using the CPU?",
                   settings)
     end = events[-1]
     assert isinstance(end, ev.RunEnded) and end.status == ev.FINISHED, end
-    assert end.steps <= 4
+    assert end.steps <= 6
     _assert_steps_parse(events, settings)
     final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
     named = HOG_NAME in json.dumps(dict(end.result)) or str(hog) in json.dumps(dict(end.result))
     named = named or HOG_NAME in end.answer  # the prose answer names it (the structured result may not)
+    trace = [(e.step, e.action, e.action_input, e.evaluation) for e in events if isinstance(e, ev.StepRecorded)]
     assert named and not final.forced, (
-        f"Qwen 0.5B did not name the hog {HOG_NAME} (pid {hog}): {end.answer!r} {dict(end.result)}")
+        f"Qwen 0.5B did not name the hog {HOG_NAME} (pid {hog}): {end.answer!r} {dict(end.result)}; steps: {trace}")
 
 
 def test_ask_command_with_a_real_model(smollm2_path, tmp_path):

@@ -326,7 +326,8 @@ class _Run:
                         rejected=self.rejected_answers,
                     )
                     problem = verdict.problem
-                    may_retry = not (last or forced or rejections >= self.s.answer_rejections)
+                    # finish-only after the model's own "stop" still leaves room to fix a rejected answer
+                    may_retry = not (step == self.s.max_steps or forced or rejections >= self.s.answer_rejections)
                     if problem is not None and not may_retry and (verdict.invented or verdict.copied):
                         yield from self._replace_invented(step, parsed, stats, problem)
                         return
