@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Run the whole test suite: set up if needed, pull the two models the real-model tests use
-# (SmolLM2-135M and Qwen2.5-Coder-0.5B, verified and skipped when already there), then pytest.
+# Run the whole test suite: set up if needed, pull the three models the real-model tests use
+# (SmolLM2-135M, Qwen2.5-Coder-0.5B and 1.5B, verified and skipped when already there), then pytest.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_pull.py -x`).
 # Exits with pytest's exit code.
 set -euo pipefail
@@ -20,7 +20,7 @@ if ! command -v tmux >/dev/null 2>&1; then
     fi
 fi
 
-for model in smollm2-135m-instruct qwen2.5-coder-0.5b-instruct; do
+for model in smollm2-135m-instruct qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct; do
     echo "test: making sure the test model $model is installed and verified"
     if ! .venv/bin/appliance models pull "$model" >/dev/null; then
         echo "test: !!! could not pull $model: its real-model tests will be skipped (or fail under CI)" >&2

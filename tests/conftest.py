@@ -3,7 +3,7 @@ data directory.
 
 A test that needs a real model asks for `smollm2_path`, `qwen05_path` or `qwen15_path`. The model
 is pulled through the appliance's own pull code into the models folder (the test command pulls
-SmolLM2 and Qwen 0.5B beforehand, so this is normally a verified no-op). If it cannot be had, the
+all three beforehand, so this is normally a verified no-op). If it cannot be had, the
 test is skipped with a loud reason on a developer's machine, and FAILS under CI (env CI set): a
 CI run that silently skipped every real-model test would prove nothing.
 """
@@ -51,7 +51,7 @@ def qwen05_path() -> Path:
 
 @pytest.fixture(scope="session")
 def qwen15_path() -> Path:
-    """Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB): not pulled by the test command; pulled on demand."""
+    """Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB, the default model): the real CPU-hog test."""
     return _model_path("qwen2.5-coder-1.5b-instruct")
 
 

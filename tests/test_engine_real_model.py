@@ -4,9 +4,10 @@ Kept short on purpose (few steps): the whole suite must stay fast on a 2-core ma
 - SmolLM2-135M: a run ends within its step limit, every step the model wrote parses and fits the
   schema of the action it chose, and the transcript is reused from the KV cache between steps.
 - SmolLM2-135M: the next question on the same loaded model reuses the system prompt from the cache.
-- Qwen2.5-Coder-0.5B: with a real CPU hog (a process with a distinctive name started here and
-  re-parented, so it is not "the appliance itself"), the run finishes within its limit with every
-  step parsing, and its answer names the hog (a hard assertion).
+- Qwen2.5-Coder-1.5B (the default model): with a real CPU hog (a process with a distinctive name
+  started here and re-parented, so it is not "the appliance itself"), the run finishes within its
+  limit with every step parsing, and its answer names the hog (a hard assertion; why not 0.5B: see
+  the test's docstring).
 """
 
 from __future__ import annotations
@@ -140,29 +141,29 @@ def test_the_next_question_reuses_the_system_prompt_from_the_kv_cache(smollm2_pa
     assert first.stats.prompt_tokens_evaluated < first.stats.prompt_tokens_reused, first.stats
 
 
-def test_qwen05_names_a_real_cpu_hog(qwen05_path, tmp_path, hog):
+def test_qwen15_names_a_real_cpu_hog(qwen15_path, tmp_path, hog):
     """The run finishes within its limit, every step parses, and the model's own answer (not one
     the engine made from the evidence) names the hog.
 
-    History: in session 1, on a machine shared with other model runs and a 2-thread hog, Qwen 0.5B
-    opened with `run_readonly` and this part was an expected failure. After the tuning (neutral
-    examples, the snapshot's ranked `headline: top cpu: …` line with the appliance skipped, the
-    copy guard, a system prompt that no longer changes per question) and with the hog re-parented
-    so it is not labelled as the appliance, it named the hog in 5 of 5 runs on a quiet machine."""
-    model = _open(qwen05_path, tmp_path)
-    settings = EngineSettings(max_steps=6)  # room for one sent-back answer after a reflection (seen once in CI)
+    Qwen 1.5B, the default model, not 0.5B: on a quiet machine Qwen 0.5B named the hog in 10 of its
+    first 10 runs here, then, once the answer check got stricter, copied the prompt's battery
+    example ("The fan is at 50.1% and not plugged in, with about 41 seconds left.") in about one
+    run in four; the engine refused the copy and replaced the answer, so the model's own answer did
+    not name the hog. Qwen 1.5B named the hog in every full-eval cpu_hog case (6 of 6)."""
+    model = _open(qwen15_path, tmp_path)
+    settings = EngineSettings(max_steps=4)
     events = _run(model, "My computer's fan is loud and everything is slow. Which process is using the CPU?",
                   settings)
     end = events[-1]
     assert isinstance(end, ev.RunEnded) and end.status == ev.FINISHED, end
-    assert end.steps <= 6
+    assert end.steps <= 4
     _assert_steps_parse(events, settings)
     final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
     named = HOG_NAME in json.dumps(dict(end.result)) or str(hog) in json.dumps(dict(end.result))
     named = named or HOG_NAME in end.answer  # the prose answer names it (the structured result may not)
     trace = [(e.step, e.action, e.action_input, e.evaluation) for e in events if isinstance(e, ev.StepRecorded)]
     assert named and not final.forced, (
-        f"Qwen 0.5B did not name the hog {HOG_NAME} (pid {hog}): {end.answer!r} {dict(end.result)}; steps: {trace}")
+        f"Qwen 1.5B did not name the hog {HOG_NAME} (pid {hog}): {end.answer!r} {dict(end.result)}; steps: {trace}")
 
 
 def test_ask_command_with_a_real_model(smollm2_path, tmp_path):
