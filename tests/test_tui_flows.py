@@ -32,6 +32,12 @@ from test_tui_support import (
 )
 
 
+
+def screen_shows(app, kind, selector: str) -> bool:
+    """The screen is up *and* composed: a pushed screen's widgets mount a moment later, and a
+    query in between raised NoMatches (seen once in a CI run)."""
+    return isinstance(app.screen, kind) and bool(app.screen.query(selector))
+
 def ended(app) -> ev.RunEnded | None:
     found = [e for e in app.events_seen if isinstance(e, ev.RunEnded)]
     return found[-1] if found else None
@@ -132,7 +138,7 @@ def test_ask_user_prompt_sends_the_reply_back_to_the_agent():
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
             await ask(pilot, "why does my service keep failing?")
-            await wait_for(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await wait_for(pilot, lambda: screen_shows(app, AskUserScreen, "#ask-question"))
             assert "Which service keeps failing?" in str(app.screen.query_one("#ask-question").render())
             await pilot.press(*"nginx", "enter")
             await wait_for(pilot, lambda: ended(app) is not None)
@@ -152,7 +158,7 @@ def test_escape_on_the_prompt_declines_to_answer():
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
             await ask(pilot, "why?")
-            await wait_for(pilot, lambda: isinstance(app.screen, AskUserScreen))
+            await wait_for(pilot, lambda: screen_shows(app, AskUserScreen, "#ask-question"))
             await pilot.press("escape")
             await wait_for(pilot, lambda: ended(app) is not None)
 
@@ -174,7 +180,7 @@ def test_history_lists_searches_replays_exports_and_asks_again(tmp_path):
             await ask(pilot, "why is my fan loud?")
             await wait_for(pilot, lambda: ended(app) is not None)
             await pilot.press("ctrl+r")
-            await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen))
+            await wait_for(pilot, lambda: screen_shows(app, HistoryScreen, "DataTable"))
             table = app.screen.query_one(DataTable)
             await wait_for(pilot, lambda: table.row_count == 1)
             await pilot.press(*"nothing-like-this")
@@ -223,7 +229,7 @@ def test_missing_model_offers_a_pull_with_progress_then_loads_it():
 
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelMissingScreen))
+            await wait_for(pilot, lambda: screen_shows(app, ModelMissingScreen, "#missing-text"))
             text = str(app.screen.query_one("#missing-text").render())
             assert "qwen2.5-coder-1.5b-instruct (1,117 MB) is not on this machine" in text
             assert "appliance models import" in text and "Press p to pull it" in text
@@ -244,7 +250,7 @@ def test_missing_model_without_a_puller_explains_how_to_import():
 
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelMissingScreen))
+            await wait_for(pilot, lambda: screen_shows(app, ModelMissingScreen, "#missing-text"))
             text = str(app.screen.query_one("#missing-text").render())
             assert "Press p" not in text and "appliance models import /path/to/model.gguf" in text
 
@@ -268,7 +274,7 @@ def test_corrupt_model_file_shows_the_loaders_error_on_screen(tmp_path):
 
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, ModelErrorScreen))
+            await wait_for(pilot, lambda: screen_shows(app, ModelErrorScreen, "#model-error-text"))
             shown = str(app.screen.query_one("#model-error-text").render())
             assert expected in shown
             assert "model error" in str(app.status.render())
