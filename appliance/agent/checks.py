@@ -40,7 +40,10 @@ _PROBLEM_CLAIM = re.compile(
     r"listens?|listening|hog\w*|leak\w*|slow\w*|stuck|malformed|invalid|missing|cause[sd]?|because)\b|\d%|\d %"
     , re.IGNORECASE,
 )
+# Result fields that name a culprit; a no-fault control must leave them empty (also the eval's rule).
 CULPRIT_FIELDS = ("culprit", "process", "pid")
+# An all-clear phrase up to the end of its clause.
+_ALL_CLEAR_CLAUSE = re.compile(f"(?:{ALL_CLEAR.pattern})[^.;,]*", re.IGNORECASE)
 
 
 def says_all_clear(answer: str) -> bool:
@@ -49,7 +52,7 @@ def says_all_clear(answer: str) -> bool:
     "no process is using port 4242" is all clear, "X uses 99% CPU; no errors in the log" is not)."""
     if not ALL_CLEAR.search(answer):
         return False
-    rest = re.sub(f"(?:{ALL_CLEAR.pattern})[^.;,]*", " ", answer, flags=re.IGNORECASE)
+    rest = _ALL_CLEAR_CLAUSE.sub(" ", answer)
     return not _PROBLEM_CLAIM.search(rest)
 
 
@@ -109,14 +112,15 @@ def _paths_in(answer: str) -> list[str]:
     return paths
 
 
-def _quotes(value: str, haystack: str) -> bool:
+def _quotes(value: str, padded_words: str) -> bool:
     """True when a result value is a phrase an observation shows word for word (at least six
     letters): result.error "quota exceeded" from "…failed: quota exceeded (507…" names what
-    the machine showed, though it is two words, not the three in a row `_mentions` asks of prose."""
+    the machine showed, though it is two words, not the three in a row `_mentions` asks of prose.
+    padded_words: the observations' words joined by spaces, with a space at each end."""
     phrase = " ".join(w for w in _words(value) if w)
     if len(phrase.replace(" ", "")) < 6:
         return False
-    return f" {phrase} " in f" {' '.join(_words(haystack))} "
+    return f" {phrase} " in padded_words
 
 
 def _appears(key: str, value: Any, haystack: str) -> bool:
@@ -218,7 +222,8 @@ def check_answer(
     ]
     # A free-text culprit of the model's own wording ("server" for "503 Service Unavailable") is
     # dropped, not a reason to send the answer back, when another field quotes an observation.
-    grounded = any(_quotes(str(v), haystack) for k, v in result.items() if k not in unbacked and isinstance(v, str))
+    padded_words = f" {' '.join(_words(haystack))} "
+    grounded = any(_quotes(str(v), padded_words) for k, v in result.items() if k not in unbacked and isinstance(v, str))
     fatal = [k for k in unbacked if k in MAIN_FIELDS and not (k in LOOSE_FIELDS and grounded)]
     if unbacked and (len(unbacked) == len(result) or fatal):
         key = (fatal or unbacked)[0]
@@ -235,7 +240,7 @@ def check_answer(
     dropped = tuple(unbacked + contradicting)
     if bodies:
         stated = " ".join([answer, *(str(v) for v in kept.values())])
-        quoted = any(_quotes(str(v), haystack) for v in kept.values() if isinstance(v, str))
-        if not quoted and not _mentions(stated, haystack, observed_facts(bodies)):
+        # `grounded` already asked whether a kept value quotes an observation
+        if not grounded and not _mentions(stated, haystack, observed_facts(bodies)):
             return Verdict("[no-observed-fact-named]", final, dropped)
     return Verdict(None, final, dropped)

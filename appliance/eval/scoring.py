@@ -16,10 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.checks import ALL_CLEAR
+from appliance.agent.checks import ALL_CLEAR, CULPRIT_FIELDS
 
-# Result fields that name a culprit; a no-fault control must leave them empty.
-CULPRIT_FIELDS = ("culprit", "process", "pid")
 _EMPTY_VALUES = {"", "none", "nothing", "n/a", "na", "no", "null", "unknown", "-", "0"}
 
 _PID_CLAIM = re.compile(r"\bpid\W{0,3}\d+")
