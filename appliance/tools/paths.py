@@ -174,7 +174,7 @@ class PathPolicy:
         if reason is not None:
             raise PathDenied(f"{path} is off limits: {reason}")
         roots = self.read_roots if purpose == "read" else self.list_roots
-        if not any(real == root or real.is_relative_to(root) for root in roots):
+        if not _within(real, roots):
             where = ", ".join(str(r) for r in roots) or "nothing"
             shown = f"{path} (really {real})" if str(real) != str(lexical) else path
             raise PathDenied(f"{shown} is outside the allowed places ({where}); the user can add it with --allow-path")
@@ -201,7 +201,7 @@ class PathPolicy:
         parent = real.parent
         while parent != parent.parent and not parent.is_dir():
             parent = parent.parent
-        if parent.is_dir() and any(parent == root or parent.is_relative_to(root) for root in self.list_roots):
+        if parent.is_dir() and _within(parent, self.list_roots):
             return f"{path} does not exist; the nearest folder above it that exists is {parent} (list_dir shows what is there)"
         return f"{path} does not exist"
 
@@ -241,6 +241,11 @@ class PathPolicy:
             os.close(fd)
             raise
         return fd, real
+
+
+def _within(path: Path, roots) -> bool:
+    """`path` is one of `roots` or inside one (by path components, not string prefixes)."""
+    return any(path == root or path.is_relative_to(root) for root in roots)
 
 
 def read_capped(fd: int, limit: int) -> bytes:
