@@ -40,10 +40,12 @@ _UNIT_RE = re.compile(r"^[A-Za-z0-9@._:\-]{1,128}$")
 # A level the line states itself ("INFO", "[error]", "level=warn", "<3>"): it wins over words in
 # the message, so "INFO backup finished, 0 errors" is not an error line.
 _STATED_LEVEL_RE = re.compile(
-    r"(?:^|[\s\[(<|])(?:level=|severity=|lvl=)?(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRIT|CRITICAL|FATAL|"
-    r"ALERT|EMERG|PANIC)(?=[\s\]):>|,]|$)"
-    r"|(?:level|severity|lvl)=\"?(trace|debug|info|notice|warn|warning|error|err|crit|critical|fatal|alert|emerg|panic)\b",
-    re.IGNORECASE,
+    # an upper-case level word (a lower-case "error" in the message is not a stated level) ...
+    r"(?:^|[\s\[(<|])(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRIT|CRITICAL|FATAL|ALERT|EMERG|PANIC)"
+    r"(?=[\s\]):>|,]|$)"
+    # ... or a level field in any case
+    r"|(?i:(?:level|severity|lvl)=\"?(trace|debug|info|notice|warn|warning|error|err|crit|critical|fatal|alert|"
+    r"emerg|panic)\b)"
 )
 _STATED = {"trace": "", "debug": "", "info": "", "notice": "", "warn": "warning", "warning": "warning"}
 # "0 errors", "no failures", "errors=0", "without errors": a count of none is not an error.
@@ -57,12 +59,10 @@ def _stated_level(line: str) -> str | None:
     """The level the line itself states near its start (after a time stamp), if any: '' for
     trace/debug/info/notice, 'warning', 'error'. Upper-case words, or `level=`-style fields."""
     head = _STAMP_RE.sub("", line, count=1)[:48]
-    for match in _STATED_LEVEL_RE.finditer(head):
-        word = match.group(1) or match.group(2)
-        if match.group(1) and not (word.isupper() or match.group(0).lstrip(" [(<|").lower().startswith(("level", "severity", "lvl"))):
-            continue  # a lower-case "error" in the message is not a stated level
-        return _STATED.get(word.lower(), "error")
-    return None
+    match = _STATED_LEVEL_RE.search(head)
+    if match is None:
+        return None
+    return _STATED.get((match.group(1) or match.group(2)).lower(), "error")
 
 
 def level_of(line: str) -> str | None:
