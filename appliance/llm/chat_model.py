@@ -119,7 +119,6 @@ class LlamaChatModel:
         if expire is not None:
             expire()
 
-
     def _apply_threads(self) -> tuple[int, int]:
         """Apply the thread policy (if any) and return the threads the context really uses."""
         import llama_cpp
