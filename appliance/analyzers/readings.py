@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from appliance.tools import procs
+from appliance.tools.paths import PathPolicy
 
 
 class ReadingUnavailable(Exception):
@@ -25,11 +26,14 @@ class ReadingUnavailable(Exception):
 class Readings:
     """self_pids: the appliance's processes (their descendants are found once, with the sample).
     sample_seconds: the interval of the process sample (CPU and I/O rates).
-    now: the wall-clock time of the check (fixed, so every analyzer ages things alike)."""
+    now: the wall-clock time of the check (fixed, so every analyzer ages things alike).
+    policy: the path policy every file an analyzer reads goes through (the tools' own), so an
+        analyzer can never read what a tool may not; any text it quotes passes the redactor."""
 
     self_pids: frozenset[int] = field(default_factory=lambda: frozenset({os.getpid()}))
     sample_seconds: float = 0.5
     now: float = field(default_factory=time.time)
+    policy: PathPolicy = field(default_factory=PathPolicy.default)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
     _locks: dict[str, threading.Lock] = field(default_factory=dict, repr=False)
     _guard: threading.Lock = field(default_factory=threading.Lock, repr=False)
