@@ -43,6 +43,8 @@ class Tools:
                 return fail("no such file: /var/log/missing.log")
             if path == "/var/log/empty.log":
                 return result("empty", [], None)
+            if path == "/var/log/clean.log":
+                return ok(f"line one of {path}\nINFO backup of the disk quota volume finished\nline three")
             return ok(f"line one of {path}\nERROR disk quota exceeded for user7\nline three")
 
         def broken():
@@ -586,10 +588,21 @@ def test_unbacked_minor_result_fields_are_dropped_not_rejected():
 
 def test_a_culprit_beside_an_all_clear_answer_is_dropped():
     """Qwen 1.5B on a clean log: "does not report any errors" with culprit "backup log"."""
-    answer = finish("The log /var/log/app.log does not report any errors.", culprit="disk quota")
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], question="Any errors in /var/log/app.log?")
+    answer = finish("The log /var/log/clean.log does not report any errors.", culprit="disk quota")
+    events, _, _ = run([call("read_log", path="/var/log/clean.log"), answer], question="Any errors in /var/log/clean.log?")
     assert ended(events).result == {}
     assert "contradict the answer: culprit" in of(events, ev.StepRecorded)[-1].evaluation
+
+
+def test_an_all_clear_answer_beside_a_log_that_shows_errors_is_sent_back_with_the_line():
+    """The log's ERROR line is the cause; "no errors" answers a different question."""
+    wrong = finish("The log /var/log/app.log does not report any errors.")
+    right = finish("The log shows ERROR disk quota exceeded for user7.", error="disk quota exceeded for user7")
+    events, _, _ = run([call("read_log", path="/var/log/app.log"), wrong, right],
+                       question="Any errors in /var/log/app.log?")
+    rejected = of(events, ev.AnswerRejected)
+    assert rejected and "ERROR disk quota exceeded for user7" in rejected[0].reason
+    assert ended(events).status == "finished" and "disk quota exceeded" in ended(events).answer
 
 
 def test_a_result_value_quoting_an_observation_names_a_fact():

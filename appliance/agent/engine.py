@@ -40,7 +40,11 @@ from appliance.agent.actions import (
     step_schema,
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
-from appliance.agent.checks import check_answer, normalized
+from appliance.agent.agreement import check_agreement, names_self
+from appliance.agent.answer_fit import check_fit
+from appliance.agent.checks import Verdict, check_answer, normalized
+from appliance.agent.control import LoopControl
+from appliance.agent.evidence import Evidence, EvidenceSource, MachineEvidence, NoEvidence, finding_fields, findings_text
 from appliance.agent.observe import clean, render_result, summarize, wrap
 from appliance.agent.prompt import (
     EXAMPLE_TEXTS,
@@ -62,13 +66,7 @@ Ask = Callable[[str], "str | None"]
 Snapshot = Callable[[frozenset], Mapping[str, Any]]
 
 REPEAT = "repeat"
-FAILED_STATUSES = {ERROR: "the tool failed", TIMEOUT: "the tool timed out", DENIED: "the request was refused"}
-REFLECT_TRIGGERS = {
-    **FAILED_STATUSES,
-    INVALID: "the action was invalid",
-    EMPTY: "the tool found nothing",
-    PARTIAL: "the result was incomplete",
-}
+_ABOUT_LOGS = re.compile(r"\blogs?\b|\.log\b|/|\berror|\bfail|\bcrash|\bwrong|\bbroken|can'?t|cannot|won'?t|doesn'?t", re.I)
 
 
 def rejection_message(problem: str, evidence: list[str] | None = None) -> str:
@@ -170,6 +168,8 @@ class Engine:
 
     self_pids: the appliance's own processes (labelled in the snapshot and in tool data).
     snapshot: the function that takes the first snapshot (tests pass a fixed one).
+    evidence: the analyzers' verdicts and the looks at named places before the first step
+        (default: this machine's, unless a fixed snapshot is given).
     """
 
     def __init__(
@@ -180,12 +180,16 @@ class Engine:
         *,
         self_pids: frozenset[int] | None = None,
         snapshot: Snapshot | None = None,
+        evidence: EvidenceSource | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model = model
         self.registry = registry
         self.settings = settings or EngineSettings()
         self.self_pids = frozenset({os.getpid()}) if self_pids is None else frozenset(self_pids)
+        # A test that fixes the snapshot gets no analyzers unless it asks: its loop must not depend
+        # on this machine's state.
+        self.evidence = evidence or (NoEvidence() if snapshot else MachineEvidence(registry))
         self.snapshot = snapshot or (lambda pids: take_snapshot(pids))
         self.clock = clock
 
@@ -219,17 +223,17 @@ class _Run:
         self.compactable: dict[int, str] = {}  # message index -> its compact form
         self.calls = CallLog()
         self.bodies: list[str] = []  # observation bodies (for the answer check)
-        self.evidence: list[str] = []  # "step N tool: summary" lines (for forced answers)
+        self.evidence_log: list[str] = []  # "step N tool: summary" lines (for forced answers)
+        self.evidence: Evidence = Evidence()  # the verdicts and looks before the first step
+        self.log_bodies: list[str] = []  # observations that read a log
         self.prompt_tokens = 0
         self.prompt_reused = 0
         self.completion_tokens = 0
         self.steps = 0
-        self.tools_worked = False
-        self.looked = False  # a tool (or the person) was asked something beyond the snapshot
-        self.finish_early = snapshot_covers(question)  # the snapshot may answer without a tool call
+        self.ctl = LoopControl(self.s, can_ask=self.can_ask,
+                               finish_early=snapshot_covers(question))  # the snapshot may answer it
         self.copy_guard: list[str] = list(EXAMPLE_TEXTS)  # texts an answer must not repeat
         self.rejected_answers: list[str] = []
-        self.repeated_at: dict[str, int] = {}  # tool -> the last step it was repeated at
         self.answer: ev.FinalAnswer | None = None
 
     # ---- events -------------------------------------------------------------------------------
@@ -278,150 +282,178 @@ class _Run:
         if begin_run is not None:
             begin_run()
         # The system prompt never depends on the question, so a model kept loaded between runs (the TUI,
-        # `appliance eval`) reuses its ~2,500 tokens from the KV cache; the tools that fit this question
-        # are named in the question message instead (ordering the tool list per question made every new
-        # question re-evaluate the whole prompt: ~50 s on Qwen 1.5B with 2 cores).
+        # `appliance eval`) reuses it from the KV cache; the tools that fit this question are named in
+        # the question message instead.
         self.messages.append(Message("system", system_prompt(specs, self.s, can_ask=self.can_ask)))
-        snapshot_text = yield from self._snapshot()
+        first_text = yield from self._first_evidence()
+        if self.evidence.topics or self.evidence.looks:
+            self.ctl.finish_early = True  # the verdicts of its topic or the look may answer it
         suggested = suggested_tools(self.question, specs)
-        self.messages.append(Message("user", question_message(self.question, snapshot_text, self.s.max_steps,
-                                                              suggested, snapshot_answers=self.finish_early)))
-        finish_only = False
-        forced = False
-        rejections = 0
-        no_new = 0
-        limit_reflected = False
+        self.messages.append(Message("user", question_message(self.question, first_text, self.s.max_steps,
+                                                              suggested, snapshot_answers=self.ctl.finish_early)))
         for step in range(1, self.s.max_steps + 1):
             self.steps = step
             self._check_limits()
             yield ev.StepStarted(self.run_id, step, self.s.max_steps, time.time())
-            last = step == self.s.max_steps or finish_only
-            schema = step_schema(specs, self.s, tools=not last, ask=self.can_ask and not last,
-                                 finish=self.looked or self.finish_early, exclude=self._excluded(step))
-            gen = yield from self._generate(step, schema, reply_budget(schema, self.s.max_tokens), "step")
-            stats = gen.stats
-            self.messages.append(Message("assistant", gen.text))
-            try:
-                parsed: Step | None = parse_step(gen.text)
-            except StepError as exc:
-                parsed = None
-                outcome = _Outcome(INVALID, f"error: {exc}. Reply with one JSON object in the output format.",
-                                   "step", evaluation=f"unparsable step: {exc}")
-            thought = parsed.thought if parsed else ""
-            action = parsed.action if parsed else ""
-            action_input = dict(parsed.action_input) if parsed else {}
-            if parsed:
-                yield ev.ThoughtMade(self.run_id, step, thought)
-                yield ev.ActionChosen(self.run_id, step, action, action_input)
-            if parsed and action == FINISH:
-                problem = check_reserved(parsed, self.s)
-                if problem is None:
-                    verdict = check_answer(
-                        str(action_input.get("answer", "")),
-                        action_input.get("result") or {},
-                        self.bodies,
-                        tools_worked=self.tools_worked,
-                        looked=self.looked or self.finish_early,
-                        copied_texts=self.copy_guard,
-                        rejected=self.rejected_answers,
-                    )
-                    problem = verdict.problem
-                    # finish-only after the model's own "stop" still leaves room to fix a rejected answer
-                    may_retry = not (step == self.s.max_steps or forced or rejections >= self.s.answer_rejections)
-                    if problem is not None and not may_retry and (verdict.invented or verdict.copied):
-                        yield from self._replace_invented(step, parsed, stats, problem)
-                        return
-                    if problem is None or not may_retry:
-                        evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
-                        if verdict.dropped:
-                            evaluation += f" (dropped result fields that are unbacked or contradict the answer: {', '.join(verdict.dropped)})"
-                        result = verdict.result
-                        yield from self._accept(step, parsed, result, stats, evaluation, forced=forced)
-                        return
-                    rejections += 1
-                    yield ev.AnswerRejected(self.run_id, step, problem)
-                    message = rejection_message(problem, self.evidence)
-                    self.rejected_answers.append(normalized(str(action_input.get("answer", ""))))
-                    self.copy_guard.append(rejection_message(problem))  # its words, not the evidence it quotes
-                    outcome = _Outcome("rejected", message, "answer_check",
-                                       evaluation=f"answer rejected: {problem}")
-                else:
-                    outcome = _Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
-            elif parsed and action == ASK_USER:
-                outcome = yield from self._ask_user(step, parsed)
-            elif parsed:
-                outcome = yield from self._act(step, action, action_input)
-            yield ev.ObservationMade(self.run_id, step, action or "step", outcome.status, outcome.text,
-                                     summarize(outcome.body), outcome.tool_ms, outcome.cached)
-            no_new = 0 if outcome.new_info else no_new + 1
-            if outcome.repeats and parsed and action not in (FINISH, ASK_USER):
-                self.repeated_at[action] = step  # it has this result: the next steps pick something else
-            steps_left = self.s.max_steps - step
-            notes = list(outcome.notes)
-            trigger = None
-            if no_new >= self.s.no_progress_steps and steps_left >= 1:
-                finish_only = forced = True
-                notes.append(f"You got no new information in the last {no_new} steps. "
-                             "Use finish now with the evidence you have.")
-            elif self.s.reflection and steps_left >= 2:
-                if outcome.repeats >= self.s.repeat_reflect_at:
-                    trigger = f"you made the same call {outcome.repeats} times"
-                elif outcome.status in REFLECT_TRIGGERS:
-                    trigger = REFLECT_TRIGGERS[outcome.status]
-                elif steps_left == 2 and not limit_reflected:
-                    trigger = "only 2 steps are left"
-                    limit_reflected = True
-            reflection = None
-            if trigger:
-                reflection, rstats = yield from self._reflect(step, outcome, notes, steps_left, trigger)
-                stats = add_stats(stats, rstats)
-                if not reflection.should_continue and self.tools_worked:
-                    finish_only = True  # a model may stop itself only once a tool has shown something
-            else:
-                self._append_observation(outcome, notes, steps_left)
-            yield ev.StepRecorded(
-                run_id=self.run_id,
-                step=step,
-                at=time.time(),
-                thought=thought,
-                action=action,
-                action_input=action_input,
-                observation_status=outcome.status,
-                observation=outcome.text,
-                observation_summary=summarize(outcome.body),
-                reflection=reflection.as_dict() | {"trigger": trigger} if reflection else None,
-                evaluation=outcome.evaluation,
-                stats=stats,
-                tool_ms=outcome.tool_ms,
-            )
+            done = yield from self._step(step)
+            if done:
+                return
 
-    def _excluded(self, step: int) -> set[str]:
-        """Tools left out of this step's grammar: those repeated in the last two steps, so neither
-        one repeat nor an A, B, A, B alternation (Qwen 0.5B) can go on."""
-        return {name for name, at in self.repeated_at.items() if step - at <= 2}
+    def _step(self, step: int) -> Iterator[ev.Event]:
+        """One step: the model's reply, its action, the observation, maybe a reflection. True when
+        the run has its final answer."""
+        grammar = self.ctl.grammar(step)
+        schema = step_schema(self.registry.specs, self.s, tools=grammar.tools, ask=grammar.ask,
+                             finish=grammar.finish, exclude=grammar.exclude)
+        gen = yield from self._generate(step, schema, reply_budget(schema, self.s.max_tokens), "step")
+        stats = gen.stats
+        self.messages.append(Message("assistant", gen.text))
+        try:
+            parsed: Step | None = parse_step(gen.text)
+        except StepError as exc:
+            parsed = None
+            outcome = _Outcome(INVALID, f"error: {exc}. Reply with one JSON object in the output format.",
+                               "step", evaluation=f"unparsable step: {exc}")
+        thought = parsed.thought if parsed else ""
+        action = parsed.action if parsed else ""
+        action_input = dict(parsed.action_input) if parsed else {}
+        if parsed:
+            yield ev.ThoughtMade(self.run_id, step, thought)
+            yield ev.ActionChosen(self.run_id, step, action, action_input)
+        if parsed and action == FINISH:
+            outcome = yield from self._finish(step, parsed, stats)
+            if outcome is None:
+                return True
+        elif parsed and action == ASK_USER:
+            outcome = yield from self._ask_user(step, parsed)
+        elif parsed:
+            outcome = yield from self._act(step, action, action_input)
+        yield ev.ObservationMade(self.run_id, step, action or "step", outcome.status, outcome.text,
+                                 summarize(outcome.body), outcome.tool_ms, outcome.cached)
+        after = self.ctl.observed(step, action=action, status=outcome.status, new_info=outcome.new_info,
+                                  repeats=outcome.repeats, is_tool=bool(parsed) and action not in (FINISH, ASK_USER))
+        notes = list(outcome.notes) + list(after.notes)
+        steps_left = self.ctl.steps_left(step)
+        reflection = None
+        if after.trigger:
+            reflection, rstats = yield from self._reflect(step, outcome, notes, steps_left, after.trigger)
+            stats = add_stats(stats, rstats)
+            self.ctl.reflected(reflection.should_continue)
+        else:
+            self._append_observation(outcome, notes, steps_left)
+        yield ev.StepRecorded(
+            run_id=self.run_id, step=step, at=time.time(), thought=thought, action=action,
+            action_input=action_input, observation_status=outcome.status, observation=outcome.text,
+            observation_summary=summarize(outcome.body),
+            reflection=reflection.as_dict() | {"trigger": after.trigger} if reflection else None,
+            evaluation=outcome.evaluation, stats=stats, tool_ms=outcome.tool_ms,
+        )
+        return False
+
+    def _finish(self, step: int, parsed: Step, stats: GenerationStats) -> Iterator[ev.Event]:
+        """Judge a finish: None when the run ended (accepted, or replaced by the engine's own
+        answer), else the outcome that sends it back to the model."""
+        problem = check_reserved(parsed, self.s)
+        if problem is not None:
+            return _Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
+        action_input = parsed.action_input
+        verdict = self._judge(str(action_input.get("answer", "")), action_input.get("result") or {})
+        problem = verdict.problem
+        may_retry = self.ctl.may_retry(step)
+        if problem is not None and not may_retry and (verdict.invented or verdict.copied):
+            yield from self._replace_invented(step, parsed, stats, problem)
+            return None
+        if problem is None or not may_retry:
+            evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
+            if verdict.dropped:
+                evaluation += (" (dropped result fields that are unbacked or contradict the answer: "
+                               f"{', '.join(verdict.dropped)})")
+            yield from self._accept(step, parsed, verdict.result, stats, evaluation, forced=self.ctl.forced)
+            return None
+        self.ctl.rejected()
+        yield ev.AnswerRejected(self.run_id, step, problem)
+        message = rejection_message(problem, self.evidence_lines())
+        self.rejected_answers.append(normalized(str(action_input.get("answer", ""))))
+        self.copy_guard.append(rejection_message(problem))  # its words, not the evidence it quotes
+        return _Outcome("rejected", message, "answer_check", evaluation=f"answer rejected: {problem}")
+
+    def _judge(self, answer: str, result: Mapping[str, Any]) -> Verdict:
+        """The answer check, then (when it passes) the answer's fit to the verdicts, to the
+        appliance's own processes and to the question's form. A misfit is never passed on as is:
+        after its one more step it is replaced by the engine's own answer (marked forced)."""
+        verdict = check_answer(answer, result, self.bodies, tools_worked=self.ctl.tools_worked,
+                               looked=self.ctl.looked or self.ctl.finish_early, copied_texts=self.copy_guard,
+                               rejected=self.rejected_answers)
+        if verdict.problem is not None:
+            return verdict
+        kept = verdict.result
+        misfit = (names_self(answer, kept, self.e.self_pids, (), self.bodies)
+                  or check_agreement(answer, kept, self.evidence.findings, self.evidence.topics)
+                  or check_fit(self.question, answer, kept, self.bodies, log_bodies=self._log_bodies()))
+        if misfit is None:
+            return verdict
+        return replace(verdict, problem=misfit, invented=True)
+
+    def _log_bodies(self) -> list[str]:
+        """The observations that read a log the question is about (a why answer quotes their cause)."""
+        if not _ABOUT_LOGS.search(self.question):
+            return []
+        return list(self.log_bodies)
+
+    def evidence_lines(self) -> list[str]:
+        """The problem verdicts first, then what the steps showed: what a rejection quotes."""
+        problems = [f.line() for f in self.evidence.shown() if f.is_problem]
+        return problems[:2] + self.evidence_log
 
     # ---- the parts of a step --------------------------------------------------------------------
 
-    def _snapshot(self) -> Iterator[ev.Event]:
+    def _first_evidence(self) -> Iterator[ev.Event]:
+        """Step 0: the machine snapshot, the analyzers' verdicts and a look at every place the
+        question names, as observations before the model's first step (one recorded step)."""
         if not self.s.snapshot:
             return None
         started = time.perf_counter()
+        parts = [self._snapshot_part()]
+        try:
+            self.evidence = self.e.evidence.gather(self.question, self.e.self_pids)
+        except Exception as exc:  # evidence is a help, never a reason to fail the run
+            parts.append((ERROR, "check", f"error: the check failed: {one_line(exc)}"))
+        shown = self.evidence.shown()
+        if shown:
+            parts.append((OK, "check", findings_text(shown)))
+        for look in self.evidence.looks:
+            result = look.result
+            if isinstance(result, dict) and "data" in result:
+                result = dict(result, data=_label_self(result["data"], self.e.self_pids))
+            status, body, _ = render_with_headline(result, self.s.observation_token_budget)
+            parts.append((status, look.tool, body))
+            if look.tool == "read_log":
+                self.log_bodies.append(body)
+        tool_ms = (time.perf_counter() - started) * 1000
+        texts = []
+        for status, source, body in parts:
+            self._remember_body(0, source, status, body)
+            texts.append(wrap(source, status, body))
+        text = "\n".join(texts)
+        status = parts[0][0]
+        summary = summarize(" | ".join(body for _, _, body in parts[1:]) or parts[0][2])
+        yield ev.ObservationMade(self.run_id, 0, "snapshot", status, text, summary, tool_ms, False)
+        yield ev.StepRecorded(
+            run_id=self.run_id, step=0, at=time.time(), thought="", action="snapshot", action_input={},
+            observation_status=status, observation=text, observation_summary=summary, reflection=None,
+            evaluation="machine snapshot, check verdicts and named places given before the first step",
+            tool_ms=tool_ms,
+        )
+        return text
+
+    def _snapshot_part(self) -> tuple[str, str, str]:
         try:
             data = _label_self(dict(self.e.snapshot(self.e.self_pids)), self.e.self_pids)
             status, body, _ = render_with_headline({"status": OK, "data": data, "error": None},
                                                    self.s.observation_token_budget)
         except Exception as exc:  # a snapshot is a help, never a reason to fail the run
             status, body = ERROR, f"error: snapshot failed: {one_line(exc)}"
-        tool_ms = (time.perf_counter() - started) * 1000
-        text = wrap("snapshot", status, body)
-        self._remember_body(0, "snapshot", status, body)
-        yield ev.ObservationMade(self.run_id, 0, "snapshot", status, text, summarize(body), tool_ms, False)
-        yield ev.StepRecorded(
-            run_id=self.run_id, step=0, at=time.time(), thought="", action="snapshot", action_input={},
-            observation_status=status, observation=text, observation_summary=summarize(body), reflection=None,
-            evaluation="machine snapshot given before the first step", tool_ms=tool_ms,
-        )
-        return text
+        return status, "snapshot", body
 
     def _act(self, step: int, action: str, action_input: dict) -> Iterator[ev.Event]:
         """Run one tool call (or answer it from the run's memory) and describe what it showed."""
@@ -429,7 +461,7 @@ class _Run:
         if refused is not None:
             status, body = render_result(refused, self.s.observation_token_budget)
             return _Outcome(status, body, action, evaluation=f"invalid call: {refused['error']}")
-        self.looked = True
+        self.ctl.looked = True
         key = call_key(action, action_input)
         count = self.calls.count(key)
         previous = self.calls.previous(key)
@@ -448,9 +480,11 @@ class _Run:
             result = dict(result, data=_label_self(result["data"], self.e.self_pids))
         status, body, ranked = render_with_headline(result, self.s.observation_token_budget)
         if status in (OK, EMPTY, PARTIAL):
-            self.tools_worked = True
+            self.ctl.tools_worked = True
         new_info = self._remember_body(step, action, status, body)
         self.calls.remember(key, CachedObservation(step, now, status, body, summarize(body)))
+        if spec is not None and spec.name == "read_log":
+            self.log_bodies.append(body)
         notes = []
         evaluation = "new information" if new_info else "no new information"
         if previous is not None:
@@ -495,7 +529,7 @@ class _Run:
         if reply is None or not str(reply).strip():
             return _Outcome(EMPTY, "The person gave no answer. Continue with the tools.", ASK_USER,
                             evaluation="the person did not answer")
-        self.looked = True
+        self.ctl.looked = True
         status, body = render_result({"status": OK, "data": str(reply), "error": None},
                                      self.s.observation_token_budget)
         new_info = self._remember_body(step, "person", status, body)
@@ -517,7 +551,7 @@ class _Run:
         reflection = replace(reflection, next_plan=plan)
         yield ev.Reflected(self.run_id, step, trigger, reflection.should_continue, reflection.reason, plan)
         self.messages.append(Message("user", after_reflection_message(
-            should_continue=reflection.should_continue or not self.tools_worked, plan=plan, steps_left=steps_left)))
+            should_continue=reflection.should_continue or not self.ctl.tools_worked, plan=plan, steps_left=steps_left)))
         return reflection, gen.stats
 
     def _accept(self, step: int, parsed: Step, result: Mapping[str, Any], stats: GenerationStats,
@@ -549,9 +583,12 @@ class _Run:
     def _forced_from_evidence(self, reason: str) -> Iterator[ev.Event]:
         """A final answer made by the engine, without the model, from what the observations showed;
         marked forced so nobody mistakes it for the model's conclusion."""
-        gathered = "; ".join(self.evidence[-5:]) or "nothing"
-        answer = f"No final answer from the model ({reason}). What the observations showed: {gathered}"
-        self.answer = ev.FinalAnswer(self.run_id, self.steps, answer, {}, tuple(self.evidence[-5:]), forced=True)
+        problems = [f for f in self.evidence.shown() if f.is_problem]
+        lines = [f.line() for f in problems[:3]] + self.evidence_log[-5:]
+        gathered = "; ".join(lines) or "nothing"
+        answer = f"No final answer from the model ({reason}). What the checks and observations showed: {gathered}"
+        result = finding_fields(problems[0]) if problems else {}
+        self.answer = ev.FinalAnswer(self.run_id, self.steps, answer, result, tuple(lines[:5]), forced=True)
         yield self.answer
 
     # ---- the model call -------------------------------------------------------------------------
@@ -645,5 +682,5 @@ class _Run:
         self.bodies.append(body)
         new = self.calls.is_new(body)
         if new:
-            self.evidence.append(f"step {step} {source}: {summarize(body, 200)}")
+            self.evidence_log.append(f"step {step} {source}: {summarize(body, 200)}")
         return new

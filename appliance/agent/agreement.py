@@ -1,0 +1,120 @@
+"""Does the final answer agree with the analyzers' verdicts, and does it leave the appliance out?
+
+Why: the analyzers judge each fault family with thresholds a person can defend; a small model's
+"the disk is full" at 22 % used, or "nothing is wrong" beside a critical finding, contradicts them.
+Such an answer goes back to the model once with the verdict it contradicts; the model explains,
+the verdicts judge. The appliance itself (the model runs in it, so it is always among the busiest
+processes) is never an answer.
+
+A claim of a family's fault is read from the answer with that family's own words (a few general
+phrases per family, below); a claim is contradicted only when that family's verdict is `ok`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Mapping, Sequence
+
+from appliance.agent.checks import says_all_clear
+from appliance.analyzers.base import OK, Finding
+
+# What an answer says when it claims the family's fault. General words of the fault, not of any one case.
+FAULT_CLAIMS: Mapping[str, re.Pattern] = {
+    family: re.compile(pattern, re.I) for family, pattern in {
+        "cpu": r"\bhog\w*\b|\b(?:cpu|processor)\b[^.;]*\b(?:saturat\w*|overload\w*|maxed|pegged|100 ?%)"
+               r"|\bhigh (?:cpu|load)\b",
+        "memory": r"\bout of memory\b|\bmemory (?:leak|pressure|exhaust\w*)\b|\b(?:ram|memory) is (?:full|exhausted|low)\b",
+        "swap": r"\bswapping\b|\bswap (?:storm|thrash\w*)\b|\bthrash\w*\b",
+        "filesystem_full": r"\b(?:disk|filesystem|file system|partition|drive|volume|root|mount)\b[^.;]{0,40}\b(?:is |are )?"
+                           r"(?:full|out of space|almost full|nearly full)\b|\bno space left\b|\bout of (?:disk )?space\b",
+        "inodes": r"\binodes?\b[^.;]{0,40}\b(?:exhaust\w*|full|used up|run out|ran out)\b",
+        "readonly_fs": r"\bread[- ]only\b",
+        "zombies": r"\bzombies?\b",
+        "disk_io": r"\b(?:disk|i/o|io)\b[^.;]{0,30}\b(?:saturat\w*|overload\w*|bottleneck|100 ?% busy)\b",
+        "deleted_open": r"\bdeleted\b[^.;]{0,40}\b(?:open|held|holding)\b",
+        "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b",
+    }.items()
+}
+
+SELF_MARKERS = ("(appliance itself)", "this appliance (the assistant itself")
+_SELF_WORDS = re.compile(r"\bappliance itself\b|\bthis appliance\b", re.I)
+
+
+_NEGATION = re.compile(r"\b(?:no|not|none|nothing|never|without|neither|nor)\b|n't\b", re.I)
+_CLAUSES = re.compile(r"[^.;!?]+")
+
+
+def clauses(text: str) -> list[str]:
+    return [c.strip() for c in _CLAUSES.findall(text) if c.strip()]
+
+
+def claims(text: str, pattern: re.Pattern) -> bool:
+    """True when a clause of `text` asserts `pattern` (a clause that negates it does not)."""
+    return any(pattern.search(c) and not _NEGATION.search(c) for c in clauses(text))
+
+
+def denies_all(answer: str) -> bool:
+    """The answer says nothing is wrong: an all-clear phrase, or only negated fault claims."""
+    if says_all_clear(answer):
+        return True
+    negated = [c for c in clauses(answer) if _NEGATION.search(c)]
+    return bool(negated) and not any(p.search(c) for c in clauses(answer) if c not in negated
+                                     for p in FAULT_CLAIMS.values())
+
+
+def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:
+    wanted = set(families)
+    return [f for f in findings if f.family in wanted and f.is_problem]
+
+
+def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                    topics: Sequence[str]) -> str | None:
+    """None when the answer agrees with the verdicts, else a reason that quotes the verdict.
+
+    findings: every verdict of the run's first check; topics: the families the question is about."""
+    if not findings:
+        return None
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    if denies_all(answer) and not _culprit(result):
+        problem = next(iter(problems_for(findings, topics)), None)
+        if problem is not None:
+            return f"[contradicts-check: {problem.line()[:160]}]"
+    by_family = {}
+    for finding in findings:
+        by_family.setdefault(finding.family, []).append(finding)
+    for family, claim in FAULT_CLAIMS.items():
+        verdicts = by_family.get(family)
+        if not verdicts or not claims(stated, claim):
+            continue
+        if all(v.severity == OK for v in verdicts):
+            return f"[contradicts-check: {verdicts[0].line()[:160]}]"
+    return None
+
+
+def _culprit(result: Mapping[str, Any]) -> bool:
+    return any(str(result.get(k) or "").strip() for k in ("culprit", "process", "pid"))
+
+
+def names_self(answer: str, result: Mapping[str, Any], self_pids: Iterable[int], self_names: Iterable[str],
+               bodies: Iterable[str]) -> str | None:
+    """A reason when the answer blames the appliance: its pid, a process name the observations
+    label as the appliance, or the label itself in the answer (unless the answer is all clear)."""
+    pids = {int(p) for p in self_pids}
+    pid = result.get("pid")
+    if isinstance(pid, int) and pid in pids or str(pid).isdigit() and int(str(pid)) in pids:
+        return "[names-the-appliance-itself: that pid is the assistant, never a culprit]"
+    names = {n.lower() for n in self_names if n}
+    for body in bodies:
+        for line in body.splitlines():
+            if any(marker in line.lower() for marker in SELF_MARKERS):
+                match = re.search(r"name=([^\s;,]+)", line)
+                if match:
+                    names.add(match.group(1).replace("(appliance", "").lower())
+    for key in ("process", "culprit"):
+        value = str(result.get(key) or "").lower().strip()
+        if value and (value in names or any(m in value for m in SELF_MARKERS)):
+            return "[names-the-appliance-itself: that process is the assistant, never a culprit]"
+    lowered = answer.lower()
+    if claims(lowered, _SELF_WORDS):
+        return "[names-the-appliance-itself: the assistant is never the answer]"
+    return None

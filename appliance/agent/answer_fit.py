@@ -1,0 +1,185 @@
+"""Does the final answer have the shape the question asks for?
+
+Why: small models answer a different question than the one asked ("how long has it been up?" →
+the top memory process) or give a claim without the number it rests on. The form of the question
+("which …", "how many/much/long/full …", "is there …", "why …") decides the shape an answer must
+have; this module reads that form and checks the shape, without judging the facts (the answer
+check and the verdict agreement do that).
+
+Forms:
+- which: names a thing (process, file, folder, port, service) an observation shows; or says that
+  nothing is wrong. A "biggest/most/busiest" question must name what the ranked observation put
+  first, not another entry of its list.
+- amount: a number with its unit that an observation shows.
+- yes_no / why / open: no shape beyond the answer check; why and open answers about a log whose
+  errors were shown must quote the cause, not describe the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from appliance.agent.checks import says_all_clear
+
+WHICH = "which"
+AMOUNT = "amount"
+YES_NO = "yes_no"
+WHY = "why"
+OPEN = "open"
+
+_AMOUNT_Q = re.compile(
+    r"\bhow\s+(?:many|much|long|full|big|large|old|hot|fast|often|busy)\b"
+    r"|\bwhat\s+(?:percentage|percent|fraction|share|size|temperature)\b"
+    r"|\bhow\s+(?:\w+\s+){0,3}?(?:left|free|remain\w*)\b|\buptime\b",
+    re.I,
+)
+_THING = (r"(?:process(?:es)?|program|app|application|service|daemon|file|folder|directory|dir|port|user|"
+          r"partition|filesystem|disk|mount|thing|one|task|job|unit|connection|socket|parent)")
+_WHICH_Q = re.compile(
+    rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_THING}\b|\bwho\b"
+    r"|\bwhat(?:'s|\s+is|\s+are)?\s+(?:\w+\s+)?(?:using|eating|filling|holding|taking|listening|hogging|"
+    r"consuming|running|keeping|writing|reading|spawning|opening)\b",
+    re.I,
+)
+_WHY_Q = re.compile(r"\bwhy\b|\bwhat\s+(?:caused|causes|went\s+wrong|is\s+wrong|'s\s+wrong|happened)\b", re.I)
+_YES_NO_Q = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|am|will|should)\b"
+                       r"|\b(?:is|are)\s+(?:there|anything|something|any)\b", re.I)
+_SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main)\b", re.I)
+
+
+def question_form(question: str) -> str:
+    """The form of a question: amount, which, why, yes_no or open (a statement such as "my
+    laptop is slow" is open: a culprit or an all-clear both fit)."""
+    if _AMOUNT_Q.search(question):
+        return AMOUNT
+    if _WHICH_Q.search(question):
+        return WHICH
+    if _WHY_Q.search(question):
+        return WHY
+    if _YES_NO_Q.search(question):
+        return YES_NO
+    return OPEN
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The first entry of a ranked observation (a tool's headline): its subject and the line."""
+
+    subject: str
+    line: str
+
+
+_HEADLINE = re.compile(r"^headline:\s*(?:largest(?: file)?|top cpu|top memory|top \w+):\s*(.+)$", re.M)
+_SUBJECT = re.compile(r"(/[^\s;,()]+)|name=([^\s;,]+)")
+
+
+def ranked_firsts(bodies: Iterable[str]) -> list[Ranked]:
+    """The first-ranked subjects that observations' headlines name (a path, or a process name)."""
+    found = []
+    for body in bodies:
+        for match in _HEADLINE.finditer(body):
+            line = match.group(0)
+            subject = _SUBJECT.search(match.group(1))
+            if subject:
+                found.append(Ranked((subject.group(1) or subject.group(2)).rstrip("/.,"), line))
+    return found
+
+
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*(%|[kmgtp]i?b\b|bytes?\b|b\b|s\b|sec\w*|min\w*|h\b|hours?|"
+                     r"days?|d\b|weeks?|°c|c\b|rpm|files?|inodes?|process\w*|threads?|connections?|ports?|"
+                     r"zombies?|errors?|lines?|times?|restarts?|children|fds?|cores?|mb\b|gb\b)", re.I)
+_ANY_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+
+
+def _numbers_in(text: str) -> set[str]:
+    values = set()
+    for raw in _ANY_NUMBER.findall(text):
+        values.add(raw)
+        if "." in raw:
+            values.add(raw.split(".")[0])
+            values.add(str(round(float(raw))))
+    return values
+
+
+def _observed_number(answer_number: str, observed: set[str]) -> bool:
+    number = answer_number.replace(",", ".")
+    if number in observed:
+        return True
+    if "." in number:
+        return number.split(".")[0] in observed or str(round(float(number))) in observed
+    return False
+
+
+def _quotes_line(text: str, line: str, run: int = 3) -> bool:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    target = " ".join(re.findall(r"[a-z0-9]+", line.lower()))
+    return any(" ".join(words[i:i + run]) in target for i in range(len(words) - run + 1))
+
+
+def _quotes_value(value: str, line: str) -> bool:
+    """A result value that is a phrase of the line, word for word (six letters at least):
+    result.error "quota exceeded" from "ERROR disk quota exceeded for user7"."""
+    phrase = " ".join(re.findall(r"[a-z0-9]+", value.lower()))
+    target = " " + " ".join(re.findall(r"[a-z0-9]+", line.lower())) + " "
+    return len(phrase.replace(" ", "")) >= 6 and f" {phrase} " in target
+
+
+_ERROR_LINE = re.compile(r"^.*\b(?:ERROR|FATAL|CRITICAL|PANIC|error|failed|refused|denied)\b.*$", re.M)
+
+
+def log_error_lines(bodies: Iterable[str]) -> list[str]:
+    """Lines of read_log observations (or the first evidence) that state an error."""
+    lines = []
+    for body in bodies:
+        if "level" in body or "error" in body.lower():
+            lines.extend(m.group(0).strip() for m in _ERROR_LINE.finditer(body) if len(m.group(0)) > 20)
+    return lines
+
+
+def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
+              log_bodies: Iterable[str] = ()) -> str | None:
+    """None when the answer has the shape its question asks for, else a short reason label.
+
+    log_bodies: the observations that read a log (a why/open answer must quote their cause)."""
+    form = question_form(question)
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    all_clear = says_all_clear(answer)
+    if form == AMOUNT:
+        observed = set()
+        for body in bodies:
+            observed |= _numbers_in(body)
+        numbers = [m.group(1) for m in _NUMBER.finditer(stated)]
+        if not numbers:
+            return "[no-number: the question asks how much, how many or how long; give the number and unit an observation shows]"
+        if not any(_observed_number(n, observed) for n in numbers):
+            return f"[number {numbers[0]!r} not-in-any-observation]"
+        return None
+    if form == WHICH and not all_clear and _SUPERLATIVE.search(question):
+        firsts = ranked_firsts(bodies)
+        if firsts and not any(r.subject.lower() in stated.lower() for r in firsts):
+            named_other = any(p.lower() in stated.lower() for p in _other_subjects(bodies, firsts))
+            if named_other:
+                return f"[not-the-first: the observation ranks first: {firsts[-1].line[:120]}]"
+    if form in (WHY, OPEN, YES_NO):
+        errors = log_error_lines(log_bodies)
+        values = [str(v) for v in result.values() if isinstance(v, str)]
+        if errors and not any(_quotes_line(stated, line) or any(_quotes_value(v, line) for v in values)
+                              for line in errors):
+            return f"[log-errors-not-quoted: the log shows: {errors[0][:120]}]"
+    return None
+
+
+def _other_subjects(bodies: Iterable[str], firsts: list[Ranked]) -> set[str]:
+    """Paths and process names the ranked observations list after their first entry."""
+    tops = {r.subject for r in firsts}
+    others = set()
+    for body in bodies:
+        if "headline:" not in body:
+            continue
+        for match in _SUBJECT.finditer(body):
+            subject = (match.group(1) or match.group(2)).rstrip("/.,")
+            if subject not in tops and len(subject) > 2 and not any(subject in t or t in subject for t in tops):
+                others.add(subject)
+    return others

@@ -1,0 +1,160 @@
+"""Evidence gathered before the model's first step: the analyzers' verdicts and a look at every
+place the question names.
+
+Why: a small model that starts from the right evidence answers in one or two steps; one that
+starts from a blank page picks a tool by the question's words and often looks at the wrong
+thing ("what is filling my disk?" answered from disk_usage alone). Every warning and critical
+finding is shown, beside the verdicts of the families the question is about; a named log is read,
+a named folder measured, a named file opened, all through the registry (so the path policy and the
+redactor apply as to any tool call).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
+from appliance.analyzers.base import Analyzer
+from appliance.tools.base import Registry
+from appliance.tools.paths import PathPolicy
+
+# Families whose verdicts answer "is this machine healthy?" when a question names no topic.
+GENERAL_FAMILIES = ("cpu", "memory", "filesystem_full")
+MAX_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Look:
+    """One place the question names, looked at with one tool before the first step."""
+
+    path: str
+    tool: str
+    arguments: dict
+    result: dict  # the tool's {status, data, error}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """findings: every verdict of the check; topics: the families the question is about;
+    looks: the places the question names, looked at."""
+
+    findings: tuple[Finding, ...] = ()
+    topics: tuple[str, ...] = ()
+    looks: tuple[Look, ...] = ()
+
+    def shown(self) -> list[Finding]:
+        """What the model is shown: every problem, then the verdicts of the question's families
+        (the general ones when it names none), at most MAX_SHOWN."""
+        wanted = self.topics or GENERAL_FAMILIES
+        problems = [f for f in by_severity(list(self.findings)) if f.is_problem]
+        topical = [f for f in self.findings if f.family in wanted and not f.is_problem]
+        return (problems + topical)[:MAX_SHOWN]
+
+
+class EvidenceSource(Protocol):
+    def gather(self, question: str, self_pids: frozenset[int]) -> Evidence: ...
+
+
+class NoEvidence:
+    """No analyzers, no looks (tests of the loop's logic, and `--no-check`)."""
+
+    def gather(self, question: str, self_pids: frozenset[int]) -> Evidence:
+        return Evidence()
+
+
+_PATH = re.compile(r"(?<![\w.~])((?:/|~/)[\w.@+\-]+(?:/[\w.@+\-]+)*/?)")
+_LOG_NAME = re.compile(r"\.log(?:\.\d+)?$|\.err$|\.out$|(?:^|/)(?:syslog|messages|journal)$", re.I)
+_LOG_DIR = re.compile(r"(?:^|/)logs?(?:/|$)", re.I)
+
+
+def named_paths(question: str) -> list[str]:
+    """Absolute (or ~) paths the question names, in order, without trailing punctuation."""
+    paths = []
+    for raw in _PATH.findall(question):
+        path = raw.rstrip(".,;:?!)")
+        if path not in paths and path not in ("/",):
+            paths.append(path)
+    return paths
+
+
+def plan_look(path: str, listing: dict | None) -> list[tuple[str, dict]]:
+    """The tool calls that look at `path`: a log → read_log; another file → read_file; a folder
+    of logs → read_log of its newest logs; another folder → dir_sizes (its largest entries).
+    listing: list_dir's data for a folder (None for a file or a missing path)."""
+    if listing is None:
+        if _LOG_NAME.search(path) or _LOG_DIR.search(path):
+            return [("read_log", {"path": path, "lines": 12})]
+        return [("read_file", {"path": path, "max_bytes": 1200})]
+    files = [e for e in listing.get("entries", []) if e.get("type") == "file" and not e.get("off_limits")]
+    logs = [e for e in files if _LOG_NAME.search(e["name"])] or (files if _LOG_DIR.search(path) else [])
+    if logs:
+        newest = sorted(logs, key=lambda e: e.get("modified") or "", reverse=True)[:2]
+        base = listing.get("path") or path
+        return [("read_log", {"path": os.path.join(base, e["name"]), "lines": 12}) for e in newest]
+    return [("dir_sizes", {"path": path, "depth": 1, "top": 8})]
+
+
+class MachineEvidence:
+    """The analyzers over one fresh reading, and the registry's tools for the named places."""
+
+    def __init__(self, registry: Registry, *, policy: PathPolicy | None = None,
+                 analyzers: Sequence[Analyzer] = ANALYZERS, timeout: float = 3.0, max_looks: int = 3,
+                 readings: Callable[[frozenset[int]], Readings] | None = None) -> None:
+        self.registry = registry
+        self.policy = policy or PathPolicy.default()
+        self.analyzers = tuple(analyzers)
+        self.timeout = timeout
+        self.max_looks = max_looks
+        self.readings = readings or (lambda pids: Readings(self_pids=pids, policy=self.policy))
+
+    def gather(self, question: str, self_pids: frozenset[int]) -> Evidence:
+        findings = run_all(self.readings(self_pids), analyzers=self.analyzers, timeout=self.timeout)
+        topics = tuple(for_question(question, self.analyzers))
+        return Evidence(tuple(findings), topics, tuple(self._looks(question)))
+
+    def _looks(self, question: str) -> list[Look]:
+        looks: list[Look] = []
+        for path in named_paths(question):
+            expanded = os.path.expanduser(path)
+            listing = None
+            if os.path.isdir(expanded):
+                listed = self.registry.call("list_dir", {"path": expanded, "n": 40})
+                if listed.get("status") != "ok":
+                    looks.append(Look(path, "list_dir", {"path": expanded}, listed))
+                    continue
+                listing = listed.get("data") or {}
+            for tool, args in plan_look(expanded, listing):
+                if self.registry.get(tool) is None or len(looks) >= self.max_looks:
+                    continue
+                looks.append(Look(path, tool, args, self.registry.call(tool, args)))
+            if len(looks) >= self.max_looks:
+                break
+        return looks
+
+
+def findings_text(findings: Sequence[Finding]) -> str:
+    """The verdicts as observation lines."""
+    return "\n".join(f.line() for f in findings)
+
+
+def finding_fields(finding: Finding) -> dict[str, Any]:
+    """A problem finding as result fields of a forced answer."""
+    out: dict[str, Any] = {}
+    if finding.culprit:
+        out["culprit"] = finding.culprit
+    if finding.pid is not None:
+        out["pid"] = finding.pid
+    if finding.path:
+        out["path"] = finding.path
+    return out
+
+
+def evidence_lines(evidence: Evidence) -> list[str]:
+    return [f.line() for f in evidence.shown()]
+
+
+__all__ = ["Evidence", "EvidenceSource", "Look", "MachineEvidence", "NoEvidence", "evidence_lines",
+           "finding_fields", "findings_text", "named_paths", "plan_look"]

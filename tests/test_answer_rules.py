@@ -1,0 +1,98 @@
+"""The answer rules on their own: the question's form, the verdict agreement, the appliance itself."""
+
+import pytest
+
+from appliance.agent.agreement import check_agreement, names_self
+from appliance.agent.answer_fit import AMOUNT, OPEN, WHICH, WHY, YES_NO, check_fit, question_form, ranked_firsts
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
+
+
+@pytest.mark.parametrize("question, form", [
+    ("how long has this machine been up?", AMOUNT),
+    ("How full is /srv?", AMOUNT),
+    ("how many zombie processes are there", AMOUNT),
+    ("what percentage of memory is used?", AMOUNT),
+    ("which process is listening on port 8080?", WHICH),
+    ("what is filling my disk?", WHICH),
+    ("What's using all my CPU?", WHICH),
+    ("which folder under /data is biggest?", WHICH),
+    ("who is holding the deleted file open", WHICH),
+    ("why did the backup fail?", WHY),
+    ("what went wrong with the app in /opt/app?", WHY),
+    ("is anything hogging the CPU?", YES_NO),
+    ("are there errors in /var/log/app.log?", YES_NO),
+    ("my laptop is slow", OPEN),
+    ("I can't save files anymore", OPEN),
+])
+def test_the_form_of_a_question(question, form):
+    assert question_form(question) == form
+
+
+def test_an_amount_needs_a_number_an_observation_shows():
+    bodies = ["uptime: up 3 d 4 h (since 2026-11-28 06:12); boot_seconds=274000"]
+    q = "how long has this machine been up?"
+    assert check_fit(q, "The top memory process is firefox.", {}, bodies).startswith("[no-number")
+    assert check_fit(q, "It has been up 9 days.", {}, bodies).startswith("[number '9'")
+    assert check_fit(q, "It has been up 3 d 4 h.", {}, bodies) is None
+
+
+def test_a_rounded_number_is_the_observed_one():
+    assert check_fit("how full is /srv?", "/srv is 97% full.", {}, ["/srv used_pct=96.8"]) is None
+
+
+SIZES = ("headline: largest: /data/b 900.0 MiB (90.0%)\n"
+         "largest: path=/data/b size=900.0 MiB; path=/data/a size=50.0 MiB; path=/data/c size=40.0 MiB")
+
+
+def test_a_biggest_question_must_name_what_the_ranking_put_first():
+    assert ranked_firsts([SIZES])[0].subject == "/data/b"
+    q = "which folder under /data is biggest?"
+    problem = check_fit(q, "The biggest folder is /data/a.", {"path": "/data/a"}, [SIZES])
+    assert problem and problem.startswith("[not-the-first") and "/data/b" in problem
+    assert check_fit(q, "/data/b is the biggest, 900 MiB.", {"path": "/data/b"}, [SIZES]) is None
+
+
+def test_a_why_answer_about_a_log_with_errors_must_quote_the_cause():
+    log = "counts: errors=1\nlines:\n2024-05-14 02:00:01 ERROR upload failed: quota exceeded (507)"
+    q = "why does the app in /opt/app fail?"
+    problem = check_fit(q, "The log file is app.log and is 29.9 KiB.", {}, [log], log_bodies=[log])
+    assert problem and "quota exceeded" in problem
+    assert check_fit(q, "The upload failed: quota exceeded (507).", {}, [log], log_bodies=[log]) is None
+    assert check_fit(q, "Uploads fail.", {"error": "quota exceeded"}, [log], log_bodies=[log]) is None
+
+
+CPU_OK = Finding("cpu", OK, "no CPU hog: the busiest process, kdamond, uses 2 % of one core; load 0.3 on 2 cores")
+DISK_OK = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / is 22.5 % used (78.6 GiB free)")
+DISK_FULL = Finding("filesystem_full", CRITICAL, "/mnt/x is 100 % full: 0 B free", culprit="/mnt/x", path="/mnt/x")
+ZOMBIES = Finding("zombies", WARNING, "12 zombies, parent reaper (pid 4242)", culprit="reaper", pid=4242)
+
+
+def test_a_fault_claim_contradicting_an_ok_verdict_is_sent_back_with_the_verdict():
+    problem = check_agreement("The disk is full, with 22.5% used and 78.6 GiB free.", {}, [CPU_OK, DISK_OK],
+                              ["filesystem_full"])
+    assert problem and "22.5 %" in problem
+    problem = check_agreement("kdamond is hogging the CPU.", {"process": "kdamond"}, [CPU_OK, DISK_OK], ["cpu"])
+    assert problem and "no CPU hog" in problem
+
+
+def test_an_all_clear_answer_contradicting_a_problem_of_its_topic_is_sent_back():
+    problem = check_agreement("No filesystem is full; nothing is wrong.", {}, [DISK_FULL, CPU_OK], ["filesystem_full"])
+    assert problem and "/mnt/x is 100 % full" in problem
+    # a problem of another family is not this answer's business
+    assert check_agreement("No CPU hog: nothing is wrong.", {}, [DISK_FULL, CPU_OK], ["cpu"]) is None
+
+
+def test_answers_that_agree_with_the_verdicts_pass():
+    assert check_agreement("/mnt/x is full: 0 B free.", {"path": "/mnt/x"}, [DISK_FULL, CPU_OK], ["filesystem_full"]) is None
+    assert check_agreement("There are no zombies.", {}, [Finding("zombies", OK, "no zombies")], ["zombies"]) is None
+    assert check_agreement("reaper holds 12 zombies.", {"process": "reaper"}, [ZOMBIES], ["zombies"]) is None
+    assert check_agreement("anything", {}, [], ["cpu"]) is None  # no check ran: nothing to contradict
+
+
+def test_the_appliance_is_never_the_answer():
+    bodies = ["top: pid=321 name=python3 (appliance itself) cpu_percent=95.0; pid=40 name=kdamond cpu_percent=1.0"]
+    assert names_self("python3 uses 95% CPU.", {"pid": 321}, {321}, (), bodies)
+    assert names_self("python3 uses 95% CPU.", {"process": "python3"}, {321}, (), bodies)
+    assert names_self("The most recent process is the appliance itself.", {}, {321}, (), bodies)
+    assert names_self("kdamond uses 1% CPU.", {"process": "kdamond", "pid": 40}, {321}, (), bodies) is None
+    assert names_self("Nothing but the appliance itself uses CPU; no hog.", {}, {321}, (), bodies) is None

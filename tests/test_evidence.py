@@ -1,0 +1,118 @@
+"""Evidence before the first step: verdicts shown, named places looked at, answers held to them."""
+
+import json
+import os
+
+import pytest
+
+from appliance.agent import events as ev
+from appliance.agent.engine import Engine
+from appliance.agent.evidence import Evidence, Look, MachineEvidence, named_paths, plan_look
+from appliance.agent.settings import EngineSettings
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
+from appliance.llm.fake import ScriptedModel
+from appliance.tools.registry import ToolContext, build_registry
+from appliance.tools.paths import PathPolicy
+
+CPU_OK = Finding("cpu", OK, "no CPU hog: the busiest process, kdamond, uses 2 % of one core; load 0.3 on 2 cores")
+MEM_OK = Finding("memory", OK, "no memory pressure: 81 % available; top consumer postgres 3 %")
+DISK_OK = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / is 22.5 % used (78.6 GiB free)")
+ZOMBIES = Finding("zombies", WARNING, "7 zombie processes, all children of reaper (pid 4242)",
+                  {"zombies": 7}, culprit="reaper", pid=4242)
+
+
+class FixedEvidence:
+    def __init__(self, evidence: Evidence) -> None:
+        self.evidence = evidence
+
+    def gather(self, question, self_pids):
+        return self.evidence
+
+
+def call(action, **action_input):
+    return {"thought": "next", "action": action, "action_input": action_input}
+
+
+def finish(answer, **result):
+    return call("finish", answer=answer, result=result, evidence=[])
+
+
+def run(replies, evidence, question, settings=EngineSettings(max_steps=4)):
+    model = ScriptedModel(replies)
+    registry = build_registry(ToolContext(policy=PathPolicy.default()))
+    engine = Engine(model, registry, settings, snapshot=lambda pids: {"load": {"1m": 0.3}},
+                    evidence=FixedEvidence(evidence))
+    events = list(engine.run(question))
+    return events, model
+
+
+def test_named_paths_in_a_question():
+    assert named_paths("why does the app in /opt/billing/ fail? see /var/log/app.log.") == [
+        "/opt/billing/", "/var/log/app.log"]
+    assert named_paths("is / full?") == []
+
+
+def test_plan_look_reads_logs_measures_folders_opens_files():
+    assert plan_look("/var/log/app.log", None) == [("read_log", {"path": "/var/log/app.log", "lines": 12})]
+    assert plan_look("/etc/app.conf", None)[0][0] == "read_file"
+    listing = {"path": "/srv/app/logs", "entries": [
+        {"name": "old.log", "type": "file", "modified": "2024-01-01 00:00:00"},
+        {"name": "new.log", "type": "file", "modified": "2024-05-01 00:00:00"},
+        {"name": "x.log", "type": "file", "off_limits": True, "modified": "2025-01-01 00:00:00"}]}
+    assert [a["path"] for _, a in plan_look("/srv/app/logs", listing)] == ["/srv/app/logs/new.log", "/srv/app/logs/old.log"]
+    assert plan_look("/data", {"path": "/data", "entries": [{"name": "a.bin", "type": "file"}]})[0][0] == "dir_sizes"
+
+
+def test_every_problem_and_the_topic_verdicts_are_shown_before_the_first_step():
+    evidence = Evidence((CPU_OK, MEM_OK, DISK_OK, ZOMBIES), ("cpu",))
+    events, model = run([finish("reaper (pid 4242) holds 7 zombies.", process="reaper", pid=4242)], evidence,
+                        "is anything hogging the cpu?")
+    first = model.calls[0][0][-1].content
+    assert "[warning] zombies: 7 zombie processes" in first and "[ok] cpu: no CPU hog" in first
+    assert "memory" not in first.split("Question:")[1].split("snapshot")[0]
+    assert events[-1].status == "finished"  # the verdicts may answer at step 1
+
+
+def test_an_answer_that_contradicts_a_verdict_goes_back_once_then_the_engine_answers_from_the_checks():
+    evidence = Evidence((CPU_OK, DISK_OK, Finding("filesystem_full", CRITICAL, "/mnt/x is 100 % full: 0 B free",
+                                                   culprit="/mnt/x", path="/mnt/x")), ("filesystem_full",))
+    wrong = finish("Nothing is wrong: no filesystem is full.")
+    events, model = run([wrong, wrong], evidence, "is my disk full?")
+    rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
+    assert rejected and "/mnt/x is 100 % full" in rejected[0].reason
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
+    assert final.forced and "/mnt/x is 100 % full" in final.answer and final.result.get("path") == "/mnt/x"
+
+
+def test_a_fault_claim_against_an_ok_verdict_is_sent_back_and_a_fixed_answer_passes():
+    evidence = Evidence((CPU_OK, DISK_OK), ("filesystem_full",))
+    events, _ = run([finish("The disk is full, with 22.5% used and 78.6 GiB free."),
+                     finish("No filesystem is full: / is 22.5% used with 78.6 GiB free.")],
+                    evidence, "is my disk full?")
+    assert [e for e in events if isinstance(e, ev.AnswerRejected)]
+    assert events[-1].status == "finished" and not [e for e in events if isinstance(e, ev.FinalAnswer)][-1].forced
+
+
+def test_a_named_log_folder_is_read_before_the_first_step(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "old.log").write_text("2024-05-14 02:00:00 INFO started\n")
+    (logs / "app.log").write_text("".join(f"2024-05-14 02:00:{i:02d} INFO tick {i}\n" for i in range(40))
+                                  + "2024-05-14 02:01:00 ERROR upload failed: quota exceeded (507)\n")
+    os.utime(logs / "old.log", (1_600_000_000, 1_600_000_000))
+    registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
+    evidence = MachineEvidence(registry, analyzers=()).gather(f"why does my app in {logs} fail?", frozenset())
+    assert [look.tool for look in evidence.looks] == ["read_log", "read_log"]
+    assert evidence.looks[0].arguments["path"].endswith("app.log")
+    assert "quota exceeded" in json.dumps(evidence.looks[0].result)
+
+
+def test_a_named_folder_is_measured_and_a_denied_place_stays_denied(tmp_path):
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "blob.bin").write_bytes(b"x" * 300_000)
+    (tmp_path / "small").mkdir()
+    registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
+    looks = MachineEvidence(registry, analyzers=()).gather(f"what fills {tmp_path}?", frozenset()).looks
+    assert looks[0].tool == "dir_sizes" and "big" in looks[0].result["data"]["headline"]
+    denied = MachineEvidence(registry, analyzers=()).gather("what is in /root/.ssh/id_rsa?", frozenset()).looks
+    assert denied and denied[0].result["status"] in ("denied", "error")
