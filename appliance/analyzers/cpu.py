@@ -17,6 +17,7 @@ HOG_CORES = 0.75  # one process keeps ≥ 75 % of one core busy over the sample
 HOG_ALL_CORES = 0.9  # ... or ≥ 90 % of every core: nothing is left for anything else
 LOAD_PER_CORE = (2.0, 4.0)  # warning, critical: runnable (and D-state) tasks per core, 1-min average
 PSI_SOME = (40.0, 80.0)  # warning, critical: % of the last 10 s in which a task waited for a CPU
+MAX_HOGS = 3  # every process over the threshold is a finding, the busiest first, at most this many
 NAMED_WHEN_SATURATED = 0.25  # the busiest process is named beside a saturation verdict from 25 % of a core
 
 
@@ -56,16 +57,20 @@ def analyze(readings: Readings) -> list[Finding]:
                       busiest_percent_of_one_core=core_percent(busy_cores))
     load_text = _load_text(load1, cores, psi_some, sample.machine_cpu_percent)
     findings = []
-    if busiest and busy_cores >= HOG_CORES:
-        severity = CRITICAL if busy_cores >= HOG_ALL_CORES * cores else WARNING
+    for hog in [p for p in others if p.get("cpu_cores", 0.0) >= HOG_CORES][:MAX_HOGS]:
+        used = hog["cpu_cores"]
+        severity = CRITICAL if used >= HOG_ALL_CORES * cores else WARNING
         findings.append(Finding("cpu", severity,
-                                f"CPU hog: {process_label(busiest)} uses {core_percent(busy_cores):.0f} % of one core "
+                                f"CPU hog: {process_label(hog)} uses {core_percent(used):.0f} % of one core "
                                 f"(threshold {core_percent(HOG_CORES):.0f} %); {load_text}",
-                                values, culprit=process_name(busiest), pid=busiest["pid"]))
+                                dict(values, percent_of_one_core=core_percent(used)),
+                                culprit=process_name(hog), pid=hog["pid"]))
     saturation = _rank([_grade(load1 / cores, LOAD_PER_CORE), _grade(psi_some, PSI_SOME)])
     if saturation != OK:
         named = busiest if busiest and busy_cores >= NAMED_WHEN_SATURATED else None
-        tail = f"; the busiest process is {process_label(named)} at {core_percent(busy_cores):.0f} % of one core" if named else ""
+        top = [f"{process_label(p)} {core_percent(p['cpu_cores']):.0f} %" for p in others[:MAX_HOGS]
+               if p.get("cpu_cores", 0.0) >= NAMED_WHEN_SATURATED]
+        tail = f"; the busiest processes (% of one core): {', '.join(top)}" if named else ""
         findings.append(Finding("cpu", saturation,
                                 f"CPU saturated: {load_text} (warning from load {LOAD_PER_CORE[0]:g} per core "
                                 f"or pressure {PSI_SOME[0]:.0f} %){tail}", values,

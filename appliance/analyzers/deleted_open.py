@@ -92,7 +92,8 @@ def analyze(readings: Readings) -> list[Finding]:
     if findings:
         return findings
     if not held:
-        return [Finding("deleted_open", OK, "no deleted file is held open by any process", values)]
+        return [Finding("deleted_open", OK, f"no deleted file is held open: the open files of {len(names)} "
+                        f"processes checked", dict(values, processes_checked=len(names)))]
     biggest = held[0]
     return [Finding("deleted_open", OK,
                     f"no space held by deleted files worth noting: {len(held)} deleted file{'s' if len(held) > 1 else ''} "

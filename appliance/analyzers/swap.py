@@ -49,7 +49,9 @@ def analyze(readings: Readings) -> list[Finding]:
     rate_out = (pair.after["out"] - pair.before["out"]) * PAGE / pair.seconds
     swap = psutil.swap_memory()
     if not swap.total:
-        return [Finding("swap", OK, "no swap configured: nothing is swapped", {"swap_total_bytes": 0})]
+        return [Finding("swap", OK, f"no swap configured (0 B of swap): nothing is swapped; swapped in "
+                        f"{size(rate_in)}/s, out {size(rate_out)}/s", {"swap_total_bytes": 0,
+                        "swap_in_bytes_per_second": round(rate_in), "swap_out_bytes_per_second": round(rate_out)})]
     used_pct = round(100.0 * swap.used / swap.total, 1)
     values = {"swap_total_bytes": swap.total, "swap_used_bytes": swap.used, "swap_used_percent": used_pct,
               "swap_in_bytes_per_second": round(rate_in), "swap_out_bytes_per_second": round(rate_out),
