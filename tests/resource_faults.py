@@ -124,3 +124,23 @@ def _alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+@contextlib.contextmanager
+def swapfile(where: Path, size: int) -> Iterator[Path]:
+    """A swap file of `size` bytes, on while the block runs (the test's swap only: a lower priority
+    than any swap the machine has, and off again before the file is removed)."""
+    need_root()
+    need(all(shutil.which(p) for p in ("mkswap", "swapon", "swapoff")), "needs mkswap, swapon and swapoff")
+    path = where / "swapfile"
+    fill(path, size)
+    path.chmod(0o600)
+    made = subprocess.run(["mkswap", str(path)], capture_output=True, text=True)
+    on = made.returncode == 0 and subprocess.run(["swapon", "--priority", "-2", str(path)],
+                                                 capture_output=True, text=True)
+    need(bool(on) and on.returncode == 0, f"cannot turn on a swap file: {(on.stderr if on else made.stderr).strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["swapoff", str(path)], capture_output=True)
+        path.unlink(missing_ok=True)

@@ -20,7 +20,7 @@ from appliance.analyzers import CRITICAL, OK, WARNING, Readings, run_all
 from appliance.analyzers.families import RESOURCES
 from appliance.eval.sandbox import Sandbox, short_token
 from resource_faults import (MIB, SAY_DONE, SLEEP_FOREVER, WAIT_FOR_GO, MemoryGroup, fill, go_and_wait,
-                             remount, tmpfs)
+                             remount, swapfile, tmpfs)
 
 PROBLEM = (WARNING, CRITICAL)
 # Four threads hashing big buffers (hashlib releases the GIL): every core busy. The scheduler shares
@@ -146,6 +146,27 @@ def test_oom_quiet_verdict_matches_the_kernel_counter():
     assert found[0].values["oom_kills_since_boot"] in (counted, counted - 1)  # a kill between two reads
     if counted == 0:
         assert found[0].severity == OK and "no OOM kill since boot" in found[0].verdict
+
+
+def test_swapping_process_is_named(tmp_path, sandbox):
+    """A process that needs 64 MB in a group limited to 24 MB keeps swapping while it touches its pages."""
+    group = MemoryGroup(24 * MIB)
+    name = f"thrasher-{short_token()}"
+    code = ("ready()\n" + WAIT_FOR_GO + "data = bytearray(64 << 20)\n"
+            "for i in range(0, len(data), 4096):\n    data[i] = 1\n" + SAY_DONE +
+            "while True:\n    for i in range(0, len(data), 4096):\n        data[i] = (data[i] + 1) % 256\n")
+    try:
+        with swapfile(tmp_path, 96 * MIB):
+            pid, _ = sandbox.spawn(name, code)
+            group.add(pid)
+            assert go_and_wait(sandbox.root, pid=pid), "the thrasher was killed instead of swapping"
+            found = problems(check("swap", sample_seconds=0.6))
+            sandbox.close()
+        assert found and found[0].culprit == name and found[0].pid == pid, found
+        assert found[0].values["swap_in_bytes_per_second"] >= 1 << 20 and "swapping in" in found[0].verdict
+    finally:
+        sandbox.close()
+        group.remove()
 
 
 def test_swap_quiet_verdict():
