@@ -18,6 +18,7 @@ import pytest
 
 from appliance.analyzers import CRITICAL, OK, WARNING, Readings, run_all
 from appliance.analyzers.families import RESOURCES
+from appliance.analyzers.oom import Kill, _severity
 from appliance.eval.sandbox import Sandbox, short_token
 from resource_faults import (MIB, SAY_DONE, SLEEP_FOREVER, WAIT_FOR_GO, MemoryGroup, fill, go_and_wait,
                              remount, swapfile, tmpfs)
@@ -131,12 +132,21 @@ def test_oom_kill_is_named_with_when(sandbox):
         group.add(pid)
         assert not go_and_wait(sandbox.root, pid=pid), "the victim survived a 200 MB allocation in 32 MB"
         found = check("oom")
-        assert found[0].severity == CRITICAL and found[0].culprit == name and found[0].pid == pid, found
+        assert found[0].severity == WARNING and found[0].culprit == name and found[0].pid == pid, found
         assert "control group" in found[0].verdict and "ago" in found[0].verdict
         assert found[0].values["oom_kills_since_boot"] >= 1
     finally:
         sandbox.close()
         group.remove()
+
+
+def test_oom_grading_machine_wide_versus_a_group_limit():
+    def kill(by_cgroup: bool) -> Kill:
+        return Kill(1, "x", 0.0, by_cgroup, "")
+
+    assert [_severity(kill(False), age) for age in (600, 7200, 2 * 86400)] == [CRITICAL, WARNING, OK]
+    assert [_severity(kill(True), age) for age in (600, 7200)] == [WARNING, OK]
+    assert _severity(kill(False), None) == WARNING
 
 
 def test_oom_quiet_verdict_matches_the_kernel_counter():
@@ -305,6 +315,50 @@ def test_disk_io_quiet_verdict_has_values():
 
 
 # -- all families --------------------------------------------------------------------------------
+
+# The appliance's own child doing everything wrong at once: it holds a deleted 10 MB file open
+# (argv[2]), burns CPU, writes with fsync, then joins a memory group (argv[1]) and fills 90 % of it.
+OWN_MISCHIEF = BURN + """
+import os, sys, time
+held = open(sys.argv[2], "wb")
+block = os.urandom(1 << 20)
+for _ in range(10):
+    held.write(block)
+held.flush(); os.unlink(sys.argv[2])
+def sync():
+    fd = os.open(sys.argv[2] + ".sync", os.O_WRONLY | os.O_CREAT)
+    while True:
+        os.pwrite(fd, block, 0); os.fsync(fd)
+threading.Thread(target=sync, daemon=True).start()
+open(os.path.join(sys.argv[1], "cgroup.procs"), "w").write(str(os.getpid()))
+data = bytearray(92 << 20)
+for i in range(0, len(data), 4096):
+    data[i] = 1
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_appliance_itself_is_never_a_culprit(tmp_path):
+    group = MemoryGroup(100 * MIB)
+    with tmpfs(tmp_path / "own", "size=16m") as mount:
+        child = subprocess.Popen([sys.executable, "-c", OWN_MISCHIEF, str(group.path), str(mount / "own.log")],
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout.readline().strip() == "ready"
+            found = run_all(Readings(self_pids=frozenset({os.getpid()}), sample_seconds=0.6), analyzers=RESOURCES)
+            unowned = run_all(Readings(self_pids=frozenset(), sample_seconds=0.6), analyzers=RESOURCES)
+        finally:
+            child.kill()
+            child.wait()
+            group.remove()
+    assert all(f.pid != child.pid for f in found), [f for f in found if f.pid == child.pid]
+    named = {k: v for f in found for k, v in f.values.items() if k.endswith("pid")}
+    assert child.pid not in named.values(), named
+    # the same child, not counted as the appliance's own, is blamed: the faults were real
+    blamed = {f.family for f in unowned if f.pid == child.pid}
+    assert {"cpu", "memory", "deleted_open"} <= blamed, unowned
+
 
 
 def test_every_family_gives_a_verdict_in_time():

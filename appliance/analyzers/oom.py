@@ -14,7 +14,8 @@ from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
 from appliance.analyzers.readings import ReadingUnavailable, Readings
 from appliance.tools import units
 
-RECENT = (3600.0, 86400.0)  # critical within the last hour, warning within the last day
+MACHINE_RECENT = (3600.0, 86400.0)  # a machine-wide OOM: critical within the last hour, warning within a day
+GROUP_RECENT = 3600.0  # a kill at a control group's limit (one service or container): warning for an hour
 _KILLED = re.compile(r"(Memory cgroup out of memory: |Out of memory: |)Kill(?:ed)? process (\d+) \((.*?)\)")
 
 
@@ -40,10 +41,12 @@ def kills(readings: Readings) -> list[Kill]:
     return list(seen.values())
 
 
-def _severity(age: float | None) -> str:
+def _severity(kill: Kill, age: float | None) -> str:
     if age is None:
-        return WARNING  # counted, but no longer in the log: when is unknown
-    return CRITICAL if age <= RECENT[0] else WARNING if age <= RECENT[1] else OK
+        return WARNING  # in the log without a time stamp: when is unknown
+    if kill.by_cgroup:
+        return WARNING if age <= GROUP_RECENT else OK
+    return CRITICAL if age <= MACHINE_RECENT[0] else WARNING if age <= MACHINE_RECENT[1] else OK
 
 
 def analyze(readings: Readings) -> list[Finding]:
@@ -54,9 +57,11 @@ def analyze(readings: Readings) -> list[Finding]:
         logged, log_note = [], f" (the kernel log could not be read: {exc})"
     values = {"oom_kills_since_boot": counted, "oom_kills_in_kernel_log": len(logged)}
     if not logged:
-        if counted:
-            return [Finding("oom", WARNING, f"{counted} OOM kill{'s' if counted > 1 else ''} since boot "
-                            f"(/proc/vmstat oom_kill), none left in the kernel log to name{log_note}", values)]
+        if counted:  # when the log was read, the kills are older than it reaches back; else unknown
+            return [Finding("oom", WARNING if log_note else OK,
+                            f"{counted} OOM kill{'s' if counted > 1 else ''} since boot (/proc/vmstat oom_kill), "
+                            f"none in the kernel log to name or date{log_note or ' (older than the log reaches back)'}",
+                            values)]
         return [Finding("oom", OK, f"no OOM kill since boot: /proc/vmstat oom_kill is {counted or 0}{log_note}", values)]
     last = logged[-1]
     age = readings.now - last.when if last.when is not None else None
@@ -66,7 +71,7 @@ def analyze(readings: Readings) -> list[Finding]:
                   last_age_seconds=round(age) if age is not None else None, by_cgroup_limit=last.by_cgroup,
                   killed=[{"pid": k.pid, "name": k.name, "when": units.when(k.when)} for k in logged[-10:]],
                   log_line=last.line)
-    severity = _severity(age)
+    severity = _severity(last, age)
     total = f"{counted} OOM kill{'s' if (counted or 0) > 1 else ''} since boot"
     verdict = f"the kernel OOM-killed {last.name} (pid {last.pid}) {when}: {cause}; {total}"
     if severity == OK:
