@@ -11,12 +11,11 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import psutil
 import pytest
 
-from appliance.analyzers import CRITICAL, OK, WARNING, Readings, run_all
+from appliance.analyzers import CRITICAL, OK, WARNING, Readings, for_question, run_all
 from appliance.analyzers.families import RESOURCES
 from appliance.analyzers.oom import Kill, _severity
 from appliance.eval.sandbox import Sandbox, short_token
@@ -368,3 +367,13 @@ def test_every_family_gives_a_verdict_in_time():
     assert {f.family for f in found} == {a.family for a in RESOURCES}
     assert all(f.severity != "unknown" or "not available" in f.verdict for f in found), found
     assert all(any(ch.isdigit() for ch in f.verdict) for f in found if f.severity == OK), found
+
+
+@pytest.mark.parametrize("question, family", [
+    ("my laptop is slow", "cpu"), ("my laptop is slow", "disk_io"), ("I cannot save files anymore", "readonly_fs"),
+    ("I cannot save files anymore", "filesystem_full"), ("no space left on device but df shows room", "inodes"),
+    ("what is filling my disk?", "deleted_open"), ("why was my process killed?", "oom"),
+    ("is the machine swapping?", "swap"), ("which process uses the most memory?", "memory"),
+])
+def test_questions_reach_their_families(question, family):
+    assert family in for_question(question, RESOURCES)

@@ -38,7 +38,7 @@ def _pressure_severity(available_pct: float, psi: dict | None) -> str:
     return OK
 
 
-def _machine(readings: Readings, top: dict | None) -> Finding:
+def _machine(top: dict | None) -> Finding:
     vm = psutil.virtual_memory()
     psi = procfs.pressure_or_none("memory")
     available_pct = round(100.0 * vm.available / vm.total, 1)
@@ -94,7 +94,7 @@ def analyze(readings: Readings) -> list[Finding]:
     if top is not None and _rss(top) == 0:
         top = None
     by_pid = {p["pid"]: p for p in others}
-    return [_machine(readings, top)] + _groups(readings, by_pid)
+    return [_machine(top)] + _groups(readings, by_pid)
 
 
 ANALYZER = Analyzer("memory", ("memory", "ram", "slow", "hog", "leak", "low memory", "out of memory"), analyze)
