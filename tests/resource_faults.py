@@ -144,3 +144,23 @@ def swapfile(where: Path, size: int) -> Iterator[Path]:
     finally:
         subprocess.run(["swapoff", str(path)], capture_output=True)
         path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def ext4_image(where: Path, options: str = "rw", size: int = 16 * MIB) -> Iterator[tuple[Path, str]]:
+    """A small ext4 filesystem in a file, loop-mounted at where/mnt; yields (mount point, loop device)."""
+    need_root()
+    need(all(shutil.which(p) for p in ("mkfs.ext4", "losetup")), "needs mkfs.ext4 and losetup")
+    image, mnt = where / "ext4.img", where / "mnt"
+    with open(image, "wb") as handle:
+        handle.truncate(size)
+    made = subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], capture_output=True, text=True)
+    need(made.returncode == 0, f"mkfs.ext4 failed: {made.stderr.strip()}")
+    mnt.mkdir()
+    done = subprocess.run(["mount", "-o", f"loop,{options}", str(image), str(mnt)], capture_output=True, text=True)
+    need(done.returncode == 0, f"cannot loop-mount an ext4 image: {done.stderr.strip()}")
+    try:
+        source = subprocess.run(["findmnt", "-n", "-o", "SOURCE", str(mnt)], capture_output=True, text=True).stdout.strip()
+        yield mnt, source
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -19,8 +20,8 @@ from appliance.analyzers import CRITICAL, OK, WARNING, Readings, for_question, r
 from appliance.analyzers.families import RESOURCES
 from appliance.analyzers.oom import Kill, _severity
 from appliance.eval.sandbox import Sandbox, short_token
-from resource_faults import (MIB, SAY_DONE, SLEEP_FOREVER, WAIT_FOR_GO, MemoryGroup, fill, go_and_wait,
-                             remount, swapfile, tmpfs)
+from resource_faults import (MIB, SAY_DONE, SLEEP_FOREVER, WAIT_FOR_GO, MemoryGroup, ext4_image, fill, go_and_wait,
+                             need, remount, swapfile, tmpfs)
 
 PROBLEM = (WARNING, CRITICAL)
 # Four threads hashing big buffers (hashlib releases the GIL): every core busy. The scheduler shares
@@ -268,6 +269,25 @@ def test_readonly_tmpfs_that_holds_files_is_a_warning(tmp_path):
         found = [f for f in check("readonly_fs") if f.path == str(mount)]
         assert found and found[0].severity == WARNING and found[0].culprit == str(mount), found
         assert "read-only" in found[0].verdict and "ro" in found[0].values["superblock_options"]
+
+
+def test_ext4_mounted_readonly_is_a_warning(tmp_path):
+    with ext4_image(tmp_path, "ro") as (mount, _device):
+        found = [f for f in check("readonly_fs") if f.path == str(mount)]
+    assert found and found[0].severity == WARNING and "writable disk filesystem" in found[0].verdict, found
+
+
+def test_ext4_remounted_readonly_after_an_error_is_critical(tmp_path):
+    """The kernel's own error path: ext4 with errors=remount-ro, and an error raised through
+    /sys/fs/ext4/DEV/trigger_fs_error (kernel ≥ 5.x), as a failing disk would."""
+    with ext4_image(tmp_path, "rw,errors=remount-ro") as (mount, device):
+        (mount / "saved.txt").write_text("work\n")
+        trigger = Path("/sys/fs/ext4") / Path(device).name / "trigger_fs_error"
+        need(trigger.exists(), f"{trigger} does not exist on this kernel")
+        trigger.write_text("appliance test error")
+        found = [f for f in check("readonly_fs") if f.path == str(mount)]
+    assert found and found[0].severity == CRITICAL and found[0].culprit == str(mount), found
+    assert "after errors" in found[0].verdict and "ext4 reports" in found[0].verdict
 
 
 def test_readonly_masks_and_readonly_bind_views_are_by_design(tmp_path):

@@ -49,7 +49,9 @@ class Mount:
 
     @property
     def super_ro(self) -> bool:
-        return "ro" in self.super_options
+        """The filesystem itself is read-only: `ro`, or ext4's `emergency_ro` (Linux ≥ 6.x marks a
+        filesystem it stopped writing after an error this way, keeping `rw` in the options)."""
+        return "ro" in self.super_options or "emergency_ro" in self.super_options
 
 
 def _unescape(text: str) -> str:
