@@ -75,6 +75,10 @@ class MemoryGroup:
         if os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
             self.path = Path("/sys/fs/cgroup") / name
             limit_file = "memory.max"
+            control = Path("/sys/fs/cgroup/cgroup.subtree_control")
+            if "memory" not in control.read_text().split():
+                with contextlib.suppress(OSError):  # v2: children get the controller only when enabled
+                    control.write_text("+memory")
         else:
             self.path = Path("/sys/fs/cgroup/memory") / name
             limit_file = "memory.limit_in_bytes"
