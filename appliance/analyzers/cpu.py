@@ -36,6 +36,18 @@ def _load_text(load1: float, cores: int, psi_some: float | None, machine: float)
     return text + (f"; CPU pressure {psi_some:.0f} % (avg10)" if psi_some is not None else "")
 
 
+def _saturated(severity: str, others: list[dict], load_text: str, values: dict) -> Finding:
+    """The machine is short of CPU: name the busiest processes (the scheduler shares the CPU out
+    under saturation, so none may reach the hog threshold) and blame the first."""
+    busy = [p for p in others[:MAX_HOGS] if p.get("cpu_cores", 0.0) >= NAMED_WHEN_SATURATED]
+    top = ", ".join(f"{process_label(p)} {core_percent(p['cpu_cores']):.0f} %" for p in busy)
+    tail = f"; the busiest processes (% of one core): {top}" if busy else ""
+    named = busy[0] if busy else None
+    return Finding("cpu", severity, f"CPU saturated: {load_text} (warning from load {LOAD_PER_CORE[0]:g} per core "
+                   f"or pressure {PSI_SOME[0]:.0f} %){tail}", values,
+                   culprit=process_name(named) if named else None, pid=named["pid"] if named else None)
+
+
 def analyze(readings: Readings) -> list[Finding]:
     sample = readings.sample()
     cores = sample.cpu_count
@@ -67,14 +79,7 @@ def analyze(readings: Readings) -> list[Finding]:
                                 culprit=process_name(hog), pid=hog["pid"]))
     saturation = _rank([_grade(load1 / cores, LOAD_PER_CORE), _grade(psi_some, PSI_SOME)])
     if saturation != OK:
-        named = busiest if busiest and busy_cores >= NAMED_WHEN_SATURATED else None
-        top = [f"{process_label(p)} {core_percent(p['cpu_cores']):.0f} %" for p in others[:MAX_HOGS]
-               if p.get("cpu_cores", 0.0) >= NAMED_WHEN_SATURATED]
-        tail = f"; the busiest processes (% of one core): {', '.join(top)}" if named else ""
-        findings.append(Finding("cpu", saturation,
-                                f"CPU saturated: {load_text} (warning from load {LOAD_PER_CORE[0]:g} per core "
-                                f"or pressure {PSI_SOME[0]:.0f} %){tail}", values,
-                                culprit=process_name(named) if named else None, pid=named["pid"] if named else None))
+        findings.append(_saturated(saturation, others, load_text, values))
     if findings:
         return findings
     who = (f"the busiest process, {process_label(busiest)}, uses {core_percent(busy_cores):.0f} % of one core"

@@ -55,5 +55,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         quiet = dim and finding.severity in (OK, UNKNOWN)
         print(f"{_DIM}{finding.line()}{_RESET}" if quiet else finding.line())
     counts = {s: sum(f.severity == s for f in findings) for s in ("critical", "warning", "unknown", "ok")}
-    print("verdict: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" ({seconds:g} s)")
+    shown = [f"{n} {s}{'s' if s == 'warning' and n > 1 else ''}" for s, n in counts.items() if n]
+    print("verdict: " + (", ".join(shown) or "no findings") + f" ({seconds:g} s)")
     return status
