@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from appliance import __version__
 from appliance.commands import COMMAND_MODULES
@@ -16,8 +16,16 @@ from appliance.commands.common import add_common_options
 from appliance.errors import ApplianceError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a wrong argument is one line on stderr (exit 2), not a usage block; the
+    subcommands' parsers are of this class too (argparse makes them of their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="appliance",
         description="An offline troubleshooting agent for this machine. Run without a command for the TUI.",
     )

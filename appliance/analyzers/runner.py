@@ -41,7 +41,9 @@ def run_all(readings: Readings | None = None, *, families: Iterable[str] | None 
     chosen = [a for a in analyzers if wanted is None or a.family in wanted]
     if not chosen:
         return []
-    pool = ThreadPoolExecutor(max_workers=min(8, len(chosen)), thread_name_prefix="analyzer")
+    # One thread per analyzer: most of them wait on the shared 0.5 s sample or an interval of their
+    # own, so a smaller pool would queue the interval readings behind the sample and double the time.
+    pool = ThreadPoolExecutor(max_workers=min(32, len(chosen)), thread_name_prefix="analyzer")
     futures = [pool.submit(_safe, a, readings) for a in chosen]
     deadline = time.monotonic() + timeout
     wait(futures, timeout=max(0.0, deadline - time.monotonic()))

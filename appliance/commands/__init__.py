@@ -6,4 +6,4 @@ must fix; `appliance.cli.main` turns that into one line on stderr and the error'
 """
 
 # Order here is the order of `appliance --help`.
-COMMAND_MODULES = ("ask", "models", "runs", "tools", "eval", "doctor")
+COMMAND_MODULES = ("ask", "check", "models", "runs", "tools", "eval", "doctor")

@@ -1,0 +1,102 @@
+"""Filesystem space and inodes: which filesystem is full, by share AND by what is left.
+
+Why both: a percentage alone misleads at both ends. A 2 TB disk at 95 % still has 100 GB free and
+is not full; an 8 MB tmpfs at 90 % has 800 KB left and is. So space is a problem only when the
+used share is high *and* the free bytes are few. Inodes run out independently of space (millions
+of small files), and then writes fail with "No space left on device" on a disk with room.
+Thresholds and why: docs/analyzers.md, tables `filesystem_full` and `inodes`.
+"""
+
+from __future__ import annotations
+
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
+from appliance.analyzers.mounts import Filesystem, filesystems
+from appliance.analyzers.naming import shown_path, size
+from appliance.analyzers.readings import Readings
+
+GIB = 1 << 30
+SPACE_WARNING = (90.0, 20 * GIB)  # used % at least, and free below
+SPACE_CRITICAL = (95.0, 5 * GIB)
+INODES_PERCENT = (90.0, 98.0)  # warning, critical
+
+
+def space_severity(fs: Filesystem) -> str:
+    if fs.available == 0 or (fs.used_percent >= SPACE_CRITICAL[0] and fs.available < SPACE_CRITICAL[1]):
+        return CRITICAL
+    if fs.used_percent >= SPACE_WARNING[0] and fs.available < SPACE_WARNING[1]:
+        return WARNING
+    return OK
+
+
+def inode_percent(fs: Filesystem) -> float | None:
+    """Inodes in use, in percent; None for filesystems without a fixed inode table (btrfs, vfat)."""
+    total, free = fs.stat.f_files, fs.stat.f_ffree
+    return round(100.0 * (total - free) / total, 1) if total else None
+
+
+def _space_values(fs: Filesystem, readings: Readings) -> dict:
+    return {"mount": shown_path(readings, fs.mount.mountpoint), "type": fs.mount.fstype,
+            "size_bytes": fs.size, "used_bytes": fs.used, "available_bytes": fs.available,
+            "used_percent": fs.used_percent}
+
+
+def _describe(fs: Filesystem, readings: Readings) -> str:
+    return (f"{shown_path(readings, fs.mount.mountpoint)} ({fs.mount.fstype}) is {fs.used_percent:.0f} % used, "
+            f"{size(fs.available)} free of {size(fs.size)}")
+
+
+def analyze_space(readings: Readings) -> list[Finding]:
+    found = sorted(filesystems(readings), key=lambda f: f.used_percent, reverse=True)
+    if not found:
+        return [Finding("filesystem_full", OK, "no storage filesystem is mounted to measure", {"filesystems": 0})]
+    table = [_space_values(fs, readings) for fs in found]
+    findings = []
+    for fs in found:
+        severity = space_severity(fs)
+        if severity != OK:
+            mount = shown_path(readings, fs.mount.mountpoint)
+            findings.append(Finding("filesystem_full", severity,
+                                    f"filesystem full: {_describe(fs, readings)}; writes there fail once it reaches 0",
+                                    dict(_space_values(fs, readings), filesystems=table), culprit=mount, path=mount))
+    if findings:
+        return findings
+    fullest = found[0]
+    return [Finding("filesystem_full", OK,
+                    f"no filesystem is full: the fullest, {_describe(fullest, readings)} "
+                    f"({len(found)} filesystem{'s' if len(found) > 1 else ''} measured)",
+                    dict(_space_values(fullest, readings), filesystems=table))]
+
+
+def analyze_inodes(readings: Readings) -> list[Finding]:
+    measured = [(fs, inode_percent(fs)) for fs in filesystems(readings)]
+    measured = sorted(((fs, p) for fs, p in measured if p is not None), key=lambda x: x[1], reverse=True)
+    if not measured:
+        return [Finding("inodes", OK, "no filesystem here has a fixed number of inodes", {"filesystems": 0})]
+
+    def values(fs: Filesystem, pct: float) -> dict:
+        return {"mount": shown_path(readings, fs.mount.mountpoint), "type": fs.mount.fstype,
+                "inodes_total": fs.stat.f_files, "inodes_free": fs.stat.f_ffree, "inodes_used_percent": pct}
+
+    def describe(fs: Filesystem, pct: float) -> str:
+        return (f"{shown_path(readings, fs.mount.mountpoint)} ({fs.mount.fstype}) uses {pct:.0f} % of its inodes, "
+                f"{fs.stat.f_ffree:,} of {fs.stat.f_files:,} free; space {fs.used_percent:.0f} % used")
+
+    findings = []
+    for fs, pct in measured:
+        if pct >= INODES_PERCENT[0] or fs.stat.f_ffree == 0:
+            severity = CRITICAL if pct >= INODES_PERCENT[1] or fs.stat.f_ffree == 0 else WARNING
+            mount = shown_path(readings, fs.mount.mountpoint)
+            findings.append(Finding("inodes", severity,
+                                    f"inodes exhausted: {describe(fs, pct)}; new files fail with "
+                                    f"'No space left on device' whatever the free space", values(fs, pct),
+                                    culprit=mount, path=mount))
+    if findings:
+        return findings
+    fs, pct = measured[0]
+    return [Finding("inodes", OK, f"inodes are fine: the most used, {describe(fs, pct)}", values(fs, pct))]
+
+
+SPACE = Analyzer("filesystem_full", ("disk", "full", "space", "filesystem", "storage", "save", "df", "partition"),
+                 analyze_space)
+INODES = Analyzer("inodes", ("inode", "inodes", "disk", "full", "space", "save", "files", "no space left"),
+                  analyze_inodes)
