@@ -178,3 +178,13 @@ def test_questions_choose_these_families():
     assert "listening" in for_question("is anything listening on port 5432?")
     assert "sensors" in for_question("why is my fan so loud?")
     assert "clock" in for_question("is the time sync working?")
+
+
+def test_a_folder_of_clean_logs_and_a_binary_file_is_ok_and_names_what_it_read(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "service.log").write_text("INFO started\nINFO served 3 requests, 0 errors\n")
+    (folder / "state.db").write_bytes(b"SQLite format 3\x00" + bytes(4000))
+    found = log_errors.analyze_log_path(str(folder), _confined(tmp_path))
+    assert [f.severity for f in found] == ["ok"]
+    assert "service.log" in found[0].verdict and "not text logs: state.db" in found[0].verdict

@@ -41,7 +41,7 @@ def test_the_real_analyzers_show_a_real_zombie_parent_when_the_app_opens_and_aga
                 assert app.checks_panel.display  # a problem on the first check opens the panel
                 shown = findings_text(app.checks_panel.findings).plain
                 assert f"pid {pid}" in shown and "zombie" in shown
-                assert app.checks_panel.border_subtitle.endswith("warning")
+                assert "warning" in app.checks_panel.border_subtitle  # other sessions may plant more
                 await ask(pilot, "why is my fan loud?")
                 await wait_for(pilot, lambda: len(calls) >= 2 and not app.run_active)
                 await pilot.press("ctrl+g")

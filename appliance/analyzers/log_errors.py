@@ -130,11 +130,14 @@ def analyze_log_path(path: str, readings: Readings) -> list[Finding]:
     if not files:
         return [Finding("log_errors", OK, f"{real}: no log files in it", {"files": 0}, path=str(real))]
     found = [_read_file(readings, f) for f in files]
-    with_errors = [f for f in found if f.severity != OK or f.values.get("errors")]
+    with_errors = [f for f in found if f.values.get("errors")]
     if with_errors:
         return sorted(with_errors, key=lambda f: f.severity != WARNING)
-    return [Finding("log_errors", OK, f"{real}: no error lines in its {plural(len(files), 'newest log')} "
-                    f"({', '.join(os.path.basename(f) for f in files)})", {"files": len(files)}, path=str(real))]
+    read = [os.path.basename(f.path or "") for f in found if f.severity == OK]
+    unread = [os.path.basename(f.path or "") for f in found if f.severity != OK]
+    return [Finding("log_errors", OK, f"{real}: no error lines in its {plural(len(read), 'newest log')} "
+                    f"({', '.join(read) or 'none'})" + (f"; not text logs: {', '.join(unread)}" if unread else ""),
+                    {"files": len(read), "unreadable": len(unread)}, path=str(real))]
 
 
 def _journal() -> Finding | None:
