@@ -51,11 +51,12 @@ def test_a_listening_socket_is_named_with_its_owner(tmp_path):
         assert any(r["port"] == port and r["pid"] == pid for r in found[0].values["ports"]), found
         assert network.is_listening(port)
         verdict = network.port_finding(port, readings())
-        assert verdict.severity == "ok" and verdict.pid == pid and f"port {port}" in verdict.verdict
+        assert verdict.severity == "ok" and verdict.values["owner_pid"] == pid and f"port {port}" in verdict.verdict
+        assert verdict.culprit is None  # a listening port is no fault
     # the server is gone: the dependency is down
     assert not network.is_listening(port)
     down = network.port_finding(port, readings())
-    assert down.severity == "warning" and "nothing listens" in down.verdict
+    assert down.severity == "warning" and "nothing listens" in down.verdict and down.culprit == f"tcp port {port}"
 
 
 def test_own_listener_is_labelled_as_the_appliance(tmp_path):

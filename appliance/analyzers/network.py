@@ -67,23 +67,24 @@ def listeners(readings: Readings, port: int | None = None) -> list[dict]:
     return sorted(seen.values(), key=lambda r: (r["port"], r["proto"], r["address"]))
 
 
-def is_listening(port: int, proto: str = "tcp", readings: Readings | None = None) -> bool:
+def is_listening(port: int, *, proto: str = "tcp", readings: Readings | None = None) -> bool:
     """Does any process listen on `port` (any local address)? For dependency checks."""
     return any(r["proto"] == proto for r in listeners(readings or Readings(), port))
 
 
-def port_finding(port: int, readings: Readings | None = None, proto: str = "tcp") -> Finding:
+def port_finding(port: int, readings: Readings | None = None, *, proto: str = "tcp") -> Finding:
     """The verdict on one port a person named: who listens on it, or a warning that nothing does."""
     readings = readings or Readings()
     found = [r for r in listeners(readings, port) if r["proto"] == proto]
     if not found:
         return Finding("listening", WARNING, f"nothing listens on {proto} port {port}: a service that should "
-                       f"answer there is down or listens elsewhere", {"port": port, "proto": proto, "listening": False})
+                       f"answer there is down or listens elsewhere", {"port": port, "proto": proto, "listening": False},
+                       culprit=f"{proto} port {port}")
     owner = found[0]
     where = ", ".join(sorted({r["address"] for r in found}))
     return Finding("listening", OK, f"{proto} port {port} is listened on by {owner['process']} (pid {owner['pid']}) on {where}",
-                   {"port": port, "proto": proto, "listening": True, "addresses": where},
-                   culprit=owner["process"], pid=owner["pid"])
+                   {"port": port, "proto": proto, "listening": True, "addresses": where,
+                    "owner": owner["process"], "owner_pid": owner["pid"]})
 
 
 def listening(readings: Readings) -> list[Finding]:
