@@ -5,11 +5,11 @@ real supervisor; and the same faults inside the appliance's own processes, which
 from __future__ import annotations
 
 import os
-import sys
 
 import psutil
 
 from appliance.analyzers import process_counts, restarts
+from appliance.analyzers.common import command, name_of
 from analyzers_support import assert_verdicts, planted, problems, readings
 
 ZOMBIE_PARENT = """
@@ -42,13 +42,25 @@ time.sleep(120)
 """
 
 # A supervisor that restarts a worker which dies after 0.1 s, as a badly configured service does.
-# (PYTHON_BIN: under `exec -a` the helper's own sys.executable is not a usable path.)
 SUPERVISOR = """
 import pathlib, subprocess, time
 pathlib.Path(READY_FILE).write_text("ready")
 while True:
-    subprocess.run([PYTHON_BIN, "-c", "import sys, time; time.sleep(0.1); sys.exit(3)"])
+    subprocess.run(["/bin/sh", "-c", "sleep 0.1; exit 3"])
     time.sleep(0.05)
+"""
+
+# A parent that keeps starting short jobs, each a different command line (six at a time).
+SPAWNER = """
+import pathlib, subprocess, threading, itertools
+jobs = itertools.count()
+def spawn():
+    while True:
+        subprocess.run(["/bin/sh", "-c", f": job {next(jobs)}; sleep 0.03"])
+for _ in range(6):
+    threading.Thread(target=spawn, daemon=True).start()
+pathlib.Path(READY_FILE).write_text("ready")
+threading.Event().wait()
 """
 
 
@@ -111,18 +123,43 @@ def test_a_quiet_machine_has_normal_thread_and_descriptor_verdicts(tmp_path):
 
 
 def test_a_crash_looping_worker_and_its_supervisor_are_named(tmp_path):
-    with planted(SUPERVISOR, "appliance-test-supervisor", tmp_path, PYTHON_BIN=sys.executable) as (pid, _):
+    with planted(SUPERVISOR, "appliance-test-supervisor", tmp_path) as (pid, _):
         found = restarts.restarts(readings(sample_seconds=1.2))
         assert_verdicts(found, "restarts")
         mine = [f for f in found if f.values.get("parent_pid") == pid]
         assert mine and mine[0].severity == "warning", found
         assert mine[0].values["starts"] >= 2 and mine[0].values["exited"] >= 1
         assert "is restarting" in mine[0].verdict and f"pid {pid}" in mine[0].verdict
-        assert "sys.exit(3)" in mine[0].values["command"]
+        assert "exit 3" in mine[0].values["command"]
 
 
 def test_restarts_inside_the_appliance_never_count(tmp_path):
-    with planted(SUPERVISOR, "appliance-test-supervisor", tmp_path, PYTHON_BIN=sys.executable) as (pid, _):
+    with planted(SUPERVISOR, "appliance-test-supervisor", tmp_path) as (pid, _):
         found = restarts.restarts(readings(own={pid}, sample_seconds=1.0))
         assert not any(f.values.get("parent_pid") == pid or f.pid == pid for f in found), found
-        assert not any("sys.exit(3)" in str(f.values.get("command", "")) for f in found), found
+        assert not any("exit 3" in str(f.values.get("command", "")) for f in found), found
+
+
+def test_a_parent_spawning_short_lived_children_is_named(tmp_path):
+    with planted(SPAWNER, "appliance-test-spawner", tmp_path) as (pid, _):
+        found = restarts.restarts(readings(sample_seconds=1.0))
+        mine = [f for f in found if f.pid == pid]
+        assert mine and mine[0].severity == "warning", found
+        assert "spawns short-lived children" in mine[0].verdict
+        assert mine[0].values["per_second"] >= restarts.SPAWN_RATE_WARNING
+
+
+def test_systemd_restart_counts_are_read_from_systemctl_show():
+    shown = "Id=nginx.service\nNRestarts=4\nSubState=auto-restart\n\nId=ssh.service\nNRestarts=0\nSubState=running\n"
+    assert restarts.parse_show(shown) == [
+        {"unit": "nginx.service", "restarts": 4, "state": "auto-restart"},
+        {"unit": "ssh.service", "restarts": 0, "state": "running"},
+    ]
+
+
+def test_a_command_line_is_quoted_on_one_line_with_secrets_redacted():
+    info = {"pid": 1, "name": "python", "cmdline": ["python", "-c", "import os\nrun()", "--password", "hunter2secret"]}
+    shown = command(info)
+    assert "\n" not in shown and shown.startswith("python -c import os run()")
+    assert "hunter2secret" not in shown
+    assert name_of({"name": None}) == "?"

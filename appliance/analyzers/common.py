@@ -43,7 +43,7 @@ def candidates(readings: Readings) -> list[dict]:
 
 
 def name_of(info: dict) -> str:
-    return redact(info.get("name") or "?")
+    return quote(info.get("name") or "?", 64)
 
 
 def who(info: dict) -> str:
@@ -52,9 +52,9 @@ def who(info: dict) -> str:
 
 
 def command(info: dict, limit: int = 120) -> str:
-    """The redacted, clipped command line (or [name] for a process without one)."""
+    """The redacted, clipped command line on one line (or [name] for a process without one)."""
     argv = info.get("cmdline") or []
-    return units.clip(redact(" ".join(argv) if argv else f"[{info.get('name') or '?'}]"), limit)
+    return quote(" ".join(argv) if argv else f"[{info.get('name') or '?'}]", limit)
 
 
 def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
