@@ -5,6 +5,8 @@ verdicts on this machine as it is."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import psutil
@@ -188,3 +190,11 @@ def test_a_folder_of_clean_logs_and_a_binary_file_is_ok_and_names_what_it_read(t
     found = log_errors.analyze_log_path(str(folder), _confined(tmp_path))
     assert [f.severity for f in found] == ["ok"]
     assert "service.log" in found[0].verdict and "not text logs: state.db" in found[0].verdict
+
+
+def test_the_analyzers_import_nothing_above_the_tools():
+    code = "import sys, appliance.analyzers.families; print('\\n'.join(sys.modules))"
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    above = {m for m in loaded if m.startswith(("appliance.agent", "appliance.store", "appliance.tui", "appliance.eval",
+                                                "appliance.commands", "appliance.llm", "textual", "llama_cpp"))}
+    assert not above
