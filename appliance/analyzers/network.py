@@ -23,6 +23,7 @@ from appliance.tools.procs import SELF_SUFFIX
 CONNECTIONS_WARNING = 500  # sockets of one process, not listening
 STATE_WARNING = {psutil.CONN_CLOSE_WAIT: 20, psutil.CONN_SYN_SENT: 20}
 _SHOWN = 12
+_CLOSED = {psutil.CONN_TIME_WAIT, psutil.CONN_CLOSE}  # no process holds these any more
 
 
 def _sockets(readings: Readings) -> list:
@@ -121,9 +122,11 @@ def connections(readings: Readings) -> list[Finding]:
     for c in _sockets(readings):
         if _is_listener(c) or c.status == psutil.CONN_NONE and not c.raddr:
             continue
+        totals[c.status] += 1
+        if c.status in _CLOSED:
+            continue  # the kernel's leftovers of closed connections: counted as a state only
         direction = _direction(c, ports)
         totals[direction] += 1
-        totals[c.status] += 1
         per_pid[c.pid][c.status] += 1
         per_pid[c.pid][direction] += 1
         per_pid[c.pid]["all"] += 1
@@ -137,10 +140,12 @@ def connections(readings: Readings) -> list[Finding]:
     busiest = next(((pid, c) for pid, c in sorted(per_pid.items(), key=lambda kv: -kv[1]["all"])
                     if pid is not None and pid not in own), None)
     top = f"; the most: {_name(busiest[0], readings)} (pid {busiest[0]}), {busiest[1]['all']}" if busiest else ""
+    closed = totals[psutil.CONN_TIME_WAIT]
+    states = {k: v for k, v in totals.items() if k not in ("inbound", "outbound")}
     return [Finding("connections", OK,
                     f"connections are normal: {totals['inbound']} inbound to local listeners, {totals['outbound']} "
-                    f"outbound{top}", {"inbound": totals["inbound"], "outbound": totals["outbound"],
-                                       "states": {k: v for k, v in totals.items() if k not in ("inbound", "outbound")}})]
+                    f"outbound{top}" + (f"; {closed} recently closed (TIME_WAIT)" if closed else ""),
+                    {"inbound": totals["inbound"], "outbound": totals["outbound"], "states": states})]
 
 
 def _abnormal(pid: int, counts: Counter, readings: Readings) -> list[Finding]:
