@@ -170,3 +170,23 @@ def test_light_theme_80x24(snap_compare):
         await steady(pilot)
 
     assert snap_compare(make_app(deterministic=True), terminal_size=(80, 24), run_before=before)
+
+
+def fixed_findings():
+    from appliance.analyzers import Finding
+
+    return [
+        Finding("uptime", "ok", "up 3 d 4 h since 2026-11-25 17:02; 1 boot in the last 7 days (wtmp)", {"uptime_seconds": 1}),
+        Finding("zombies", "warning", "worker (pid 4242) holds 3 zombie children it has not reaped (pids 4243, 4244, "
+                "4245); 3 zombies on the machine, pid_max 32768", {"zombies": 3}, culprit="worker", pid=4242),
+        Finding("sensors", "unknown", "no sensors: this machine exposes no temperature, fan or battery readings",
+                {"sensors": 0}),
+        Finding("kernel_errors", "critical", "the kernel logged 2 errors in the last hour (worst level crit, 3 min "
+                "ago): «nvme nvme0: controller is down»", {"errors_last_hour": 2}, culprit="nvme nvme0"),
+    ]
+
+
+def test_checks_panel_80x24(snap_compare):
+    app = make_app(deterministic=True, checker=fixed_findings)
+    assert snap_compare(app, terminal_size=(80, 24),
+                        run_before=until(lambda: app.model and app.checks_panel.findings))

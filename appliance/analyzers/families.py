@@ -3,12 +3,42 @@ module beside this one; adding a family is one import and one entry here."""
 
 from __future__ import annotations
 
-from appliance.analyzers import cpu, deleted_open, disk_io, memory, oom, readonly_fs, storage, swap
+from appliance.analyzers import (
+    cpu, deleted_open, disk_io, kernel, log_errors, memory, network, oom, process_counts, readonly_fs, restarts,
+    sensors, services, storage, swap, timekeeping,
+)
 from appliance.analyzers.base import Analyzer
 
+# Resources (docs/analyzers.md).
 RESOURCES: tuple[Analyzer, ...] = (
     cpu.ANALYZER, memory.ANALYZER, oom.ANALYZER, swap.ANALYZER, storage.SPACE, storage.INODES,
     deleted_open.ANALYZER, readonly_fs.ANALYZER, disk_io.ANALYZER,
 )
 
-FAMILIES: tuple[Analyzer, ...] = RESOURCES
+# Processes, network, logs and time (docs/analyzers-processes.md).
+PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
+    Analyzer("zombies", ("zombie", "defunct", "reap", "pid exhaustion"), process_counts.zombies),
+    Analyzer("open_files", ("open files", "file descriptor", "descriptors", "fd", "ulimit", "too many open",
+                            "nofile"), process_counts.open_files),
+    Analyzer("threads", ("thread", "threads-max", "pid_max", "fork", "cannot create thread"), process_counts.threads),
+    Analyzer("restarts", ("restart", "restarting", "crash", "crashing", "keeps dying", "crash loop", "respawn",
+                          "started", "new process", "recently", "keeps starting"), restarts.restarts),
+    Analyzer("listening", ("listen", "listening", "port", "open port", "bind", "address in use", "dependency",
+                           "server down", "not responding", "connection refused"), network.listening),
+    Analyzer("connections", ("connection", "connections", "socket", "close_wait", "syn_sent", "network", "who is connected",
+                             "established"), network.connections),
+    Analyzer("failed_services", ("service", "services", "systemd", "unit", "daemon", "failed", "fail"),
+             services.failed_services),
+    Analyzer("log_errors", ("log", "logs", "error", "errors", "journal", "syslog", "failing", "crash"),
+             log_errors.log_errors),
+    Analyzer("kernel_errors", ("kernel", "dmesg", "driver", "hardware", "i/o error", "freeze", "crash", "panic"),
+             kernel.kernel_errors),
+    Analyzer("clock", ("clock", "time", "ntp", "time sync", "chrony", "date", "timezone", "drift", "certificate"),
+             timekeeping.clock),
+    Analyzer("sensors", ("temperature", "hot", "heat", "fan", "loud", "noise", "battery", "thermal", "overheat"),
+             sensors.sensors),
+    Analyzer("uptime", ("uptime", "been up", "reboot", "rebooted", "boot", "how long up", "how long running", "restarted machine"),
+             timekeeping.uptime),
+)
+
+FAMILIES: tuple[Analyzer, ...] = RESOURCES + PROCESS_NETWORK_LOG_TIME

@@ -75,6 +75,14 @@ def make_engine(model: Any, settings: Any) -> Any:
     return Engine(model, build_registry(ToolContext(policy=PathPolicy.default())), settings)
 
 
+def run_checks() -> list:
+    """Every analyzer over one fresh reading of the machine (the TUI's own process is the
+    appliance: never a culprit). Imported here, in the checks worker, after start-up."""
+    from appliance.analyzers import Readings, run_all
+
+    return run_all(Readings())
+
+
 def open_recorder(db: Any) -> Any:
     """The run's recorder (imported here: sqlite-utils takes ~0.3 s to import, after start-up)."""
     from appliance.store import open_recorder as open_safe_recorder
@@ -101,6 +109,7 @@ def build_app(args: argparse.Namespace, env: dict[str, str] | None = None) -> An
         puller=make_puller(paths),
         sampler=PsutilSampler(),
         exporter=MarkdownExporter(paths.home / "exports"),
+        checker=run_checks,
     )
 
 

@@ -17,6 +17,7 @@ from appliance.tools import units
 from appliance.tools.base import EMPTY, ERROR, ok, fail, result, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.files import looks_binary
+from appliance.tools.paths import PathPolicy
 from appliance.tools.redact import redact, redact_blocks
 from appliance.tools.runner import find_program, run_capped
 from appliance.tools.schema import Doc, MaxLen, Range
@@ -79,6 +80,11 @@ def level_of(line: str) -> str | None:
     return None
 
 
+def error_key(line: str) -> str:
+    """The line without its time stamp, numbers and hex ids: repeats of one error share it."""
+    return _MASK_RE.sub("#", _STAMP_RE.sub("", line))[:160]
+
+
 def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
     """Counts, repeated errors and the last `want` lines that match `pattern` and `level`."""
     needles = [part.strip() for part in pattern.lower().split("|") if part.strip()]  # "a|b": either
@@ -91,7 +97,7 @@ def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
         if kind:
             counts[kind] += 1
         if kind == "error":
-            key = _MASK_RE.sub("#", _STAMP_RE.sub("", line))[:160]
+            key = error_key(line)
             repeated[key] += 1
             example[key] = line
         if needles:
@@ -124,32 +130,35 @@ def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
     }
 
 
-def _file_tail(ctx: ToolContext, path: str) -> tuple[list[str], dict]:
-    fd, real, st = ctx.policy.open_file(path)
+def tail_lines(policy: PathPolicy, path: str, tail_bytes: int = TAIL_BYTES) -> tuple[list[str], dict]:
+    """The lines of the last `tail_bytes` of a log (of a .gz, of its first GZIP_LIMIT), through the path
+    policy, private key blocks redacted; and where they came from. Raises NotText for a binary file
+    and what the policy raises (PathDenied, FileNotFoundError, IsADirectoryError)."""
+    fd, real, st = policy.open_file(path)
     with os.fdopen(fd, "rb") as handle:
         if real.name.endswith(".gz"):
             raw = gzip.GzipFile(fileobj=handle).read(GZIP_LIMIT)
-            window = raw[-TAIL_BYTES:]
-            cut = len(raw) > TAIL_BYTES
+            window = raw[-tail_bytes:]
+            cut = len(raw) > tail_bytes
         else:
-            start = max(0, st.st_size - TAIL_BYTES)
+            start = max(0, st.st_size - tail_bytes)
             if start:
                 handle.seek(start)
-            window = handle.read(TAIL_BYTES)
+            window = handle.read(tail_bytes)
             cut = start > 0
     if looks_binary(window[:8192]):
-        raise _NotText(f"{path} is a binary file; for the systemd journal use path 'journal'")
+        raise NotText(f"{path} is a binary file; for the systemd journal use path 'journal'")
     lines = redact_blocks(window.decode("utf-8", errors="replace")).splitlines()
     if cut and lines:
         lines = lines[1:]  # the first line of the window is probably cut in half
     source = {"path": str(real), "size": units.size(st.st_size), "modified": units.when(st.st_mtime)}
     if cut:
-        source["scanned"] = f"last {units.size(TAIL_BYTES)} only"
+        source["scanned"] = f"last {units.size(tail_bytes)} only"
     return lines, source
 
 
-class _NotText(Exception):
-    pass
+class NotText(Exception):
+    """The file is binary, not a text log."""
 
 
 def _journal(ctx: ToolContext, unit: str, level: str) -> tuple[list[str], dict] | dict:
@@ -191,8 +200,8 @@ def read_log(
         all_lines, source = got
     else:
         try:
-            all_lines, source = _file_tail(ctx, spec)
-        except _NotText as exc:
+            all_lines, source = tail_lines(ctx.policy, spec)
+        except NotText as exc:
             return fail(str(exc), ERROR)
     data = {**source, **summarise(all_lines, want=lines, pattern=pattern, level=level)}
     if not all_lines:

@@ -9,7 +9,8 @@ from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.context import ToolContext
 
 
-def _read(name: str):
+def read_sensor(name: str):
+    """psutil.NAME() (sensors_temperatures, sensors_fans, sensors_battery), or None where the platform or the machine has no such reading."""
     reader = getattr(psutil, name, None)
     if reader is None:
         return None
@@ -24,7 +25,7 @@ def sensors(ctx: ToolContext) -> dict:
     """Temperatures (hottest first, with high/critical limits), fan speeds, battery charge, charging state and time left.
     Use for "fan is loud", "laptop is hot", "battery drains". Says plainly when a machine has none."""
     data: dict = {}
-    temps = _read("sensors_temperatures") or {}
+    temps = read_sensor("sensors_temperatures") or {}
     readings = []
     for chip, entries in temps.items():
         for entry in entries:
@@ -42,10 +43,10 @@ def sensors(ctx: ToolContext) -> dict:
             readings.append(row)
     readings.sort(key=lambda r: r["celsius"], reverse=True)
     data["temperatures"] = readings[:20] if readings else "no temperature sensors are exposed on this machine"
-    fans = _read("sensors_fans") or {}
+    fans = read_sensor("sensors_fans") or {}
     fan_rows = [{"fan": f"{chip}/{e.label}" if e.label else chip, "rpm": e.current} for chip, es in fans.items() for e in es]
     data["fans"] = fan_rows if fan_rows else "no fan sensors are exposed on this machine"
-    battery = _read("sensors_battery")
+    battery = read_sensor("sensors_battery")
     if battery is None:
         data["battery"] = "no battery"
     else:

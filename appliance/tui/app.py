@@ -26,6 +26,7 @@ from textual.widgets import Footer, Input
 
 from appliance.tui import messages as msg
 from appliance.tui.batching import DELTA_INTERVAL, DeltaBatcher
+from appliance.tui.checks import Checker, ChecksPanel, has_problems
 from appliance.tui.commands import ApplianceCommands
 from appliance.tui.export import MarkdownExporter
 from appliance.tui.history_source import HistorySource, MemoryHistory, RunReplay
@@ -56,6 +57,7 @@ class ApplianceApp(App):
         Binding("ctrl+c", "cancel_run", "Cancel", show=False, priority=True),
         Binding("ctrl+r", "history", "History"),
         Binding("ctrl+t", "toggle_system", "System"),
+        Binding("ctrl+g", "toggle_checks", "Checks", show=False),
         Binding("ctrl+s", "export_run", "Export", show=False),
         Binding("ctrl+y", "copy_answer", "Copy", show=False),
         Binding("ctrl+q", "quit", "Quit"),
@@ -78,6 +80,7 @@ class ApplianceApp(App):
         clock: Callable[[], float] = time.monotonic,
         show_system: bool = False,
         delta_interval: float = DELTA_INTERVAL,
+        checker: Checker | None = None,
     ) -> None:
         super().__init__()
         self._model_loader = model_loader
@@ -95,6 +98,8 @@ class ApplianceApp(App):
         self._clock = clock
         self._show_system_at_start = show_system
         self._delta_interval = delta_interval
+        self._checker = checker
+        self._checks_seen = False
         self.model: Any = None
         self.model_phase = "starting"  # loading, ready, missing, error
         self.run_active = False
@@ -117,21 +122,25 @@ class ApplianceApp(App):
         self.status = StatusBar(id="status")
         self.transcript = Transcript(id="transcript")
         self.system_panel = SystemPanel(id="system")
+        self.checks_panel = ChecksPanel(id="checks")
         self.question_box = Input(placeholder="Ask about this machine… (Enter)", id="question")
         yield self.status
         with Horizontal(id="body"):
             yield self.transcript
             yield self.system_panel
+            yield self.checks_panel
         yield self.question_box
         yield Footer()
 
     def on_mount(self) -> None:
         self.status.change(max_steps=self.settings.max_steps, phase="starting")
         self.system_panel.display = False
+        self.checks_panel.display = False
         self.transcript.show_message(WELCOME)
         self.question_box.focus()
         if self._show_system_at_start:
             self.action_toggle_system()
+        self.run_checks()
         self.load_model(self.model_spec)
 
     # ----- model loading ------------------------------------------------------------------------
@@ -389,6 +398,7 @@ class ApplianceApp(App):
         if self._ask_screen is not None and self._ask_screen in self.screen_stack:
             self._ask_screen.dismiss(None)
         self.question_box.focus()
+        self.run_checks()
 
     def _update_elapsed(self) -> None:
         if self.run_active:
@@ -536,3 +546,19 @@ class ApplianceApp(App):
 
     def on_system_sampled(self, message: msg.SystemSampled) -> None:
         self.system_panel.show_sample(message.sample)
+
+    # ----- checks panel -------------------------------------------------------------------------
+    def run_checks(self) -> None:
+        """The analyzers' findings, computed in a thread worker (they sample the machine for about
+        half a second and run dmesg and the like), when the app opens and after each run."""
+        if self._checker is not None:
+            self.in_background("checks", lambda: list(self._checker()), msg.ChecksDone)  # type: ignore[misc]
+
+    def on_checks_done(self, message: msg.ChecksDone) -> None:
+        self.checks_panel.show_findings(message.findings)
+        if not self._checks_seen and has_problems(message.findings):
+            self.checks_panel.display = True  # the first check found something: show it once
+        self._checks_seen = True
+
+    def action_toggle_checks(self) -> None:
+        self.checks_panel.display = not self.checks_panel.display

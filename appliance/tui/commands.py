@@ -20,6 +20,8 @@ MAX_STEP_LIMIT = 50
 
 def app_commands(app: "ApplianceApp") -> Iterator[tuple[str, str, Callable[[], object]]]:
     yield ("Toggle system panel", "CPU, memory and top processes, refreshed every second", app.action_toggle_system)
+    yield ("Toggle checks panel", "The machine's checks (what `appliance check` prints), problems first; Ctrl+G",
+           app.action_toggle_checks)
     yield ("Open history", "Past runs: search, replay, ask again, export", app.action_history)
     yield ("Export run", "Write the last run (steps and answer) to a Markdown file", app.action_export_run)
     yield ("Copy answer", "Copy the last answer to the clipboard", app.action_copy_answer)

@@ -82,6 +82,11 @@ class SystemSampled(Message):
 
 
 @dataclass
+class ChecksDone(Message):
+    findings: list  # appliance.analyzers.Finding, in the analyzers' order
+
+
+@dataclass
 class HistoryListed(Message):
     runs: list
     query: str

@@ -1,0 +1,68 @@
+"""Kernel errors and warnings from the kernel log (`dmesg --raw`, run as a fixed read-only program;
+/dev/kmsg is a device and the path policy never opens devices).
+
+Recent means the last hour: the kernel's time stamps count seconds since boot, so a message's wall
+time is boot time + stamp (a suspend makes older messages look older, never newer). Errors from
+boot time are hardware and driver noise more often than not and are only listed once they are
+more than an hour old. Thresholds: docs/analyzers-processes.md.
+"""
+
+from __future__ import annotations
+
+import re
+
+import psutil
+
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
+from appliance.analyzers.common import plural, quote, run_program
+from appliance.analyzers.readings import ReadingUnavailable, Readings
+
+RECENT_SECONDS = 3600
+LEVELS = {0: "emerg", 1: "alert", 2: "crit", 3: "err", 4: "warn"}
+_RAW_RE = re.compile(r"^<(\d+)>\[\s*(\d+\.\d+)\]\s?(.*)$")
+
+
+def parse_raw(output: str, boot_time: float) -> list[dict]:
+    """`dmesg --raw` lines as {level, when (Unix time), text}; continuation lines are skipped."""
+    messages = []
+    for line in output.splitlines():
+        match = _RAW_RE.match(line)
+        if match:
+            level = int(match.group(1)) & 7  # the facility sits in the higher bits
+            messages.append({"level": level, "when": boot_time + float(match.group(2)), "text": match.group(3)})
+    return messages
+
+
+def judge(messages: list[dict], now: float) -> Finding:
+    """Critical for crit/alert/emerg in the last hour, warning for err, ok otherwise."""
+    errors = [m for m in messages if m["level"] <= 3]
+    recent = [m for m in errors if now - m["when"] <= RECENT_SECONDS]
+    warnings = sum(1 for m in messages if m["level"] == 4)
+    values = {"errors_since_boot": len(errors), "errors_last_hour": len(recent), "warnings_since_boot": warnings}
+    if recent:
+        worst = min(m["level"] for m in recent)
+        cause = next(m for m in recent if m["level"] == worst)
+        values.update(level=LEVELS[worst], cause=quote(cause["text"]), minutes_ago=round((now - cause["when"]) / 60, 1))
+        return Finding("kernel_errors", CRITICAL if worst <= 2 else WARNING,
+                       f"the kernel logged {plural(len(recent), 'error')} in the last hour (worst level {LEVELS[worst]}, "
+                       f"{values['minutes_ago']:g} min ago): «{values['cause']}»", values, culprit=_source(cause["text"]))
+    if errors:
+        values["newest"] = quote(errors[-1]["text"])
+        return Finding("kernel_errors", OK, f"no kernel errors in the last hour ({len(errors)} since boot, the newest: "
+                       f"«{values['newest']}»; {plural(warnings, 'warning')})", values)
+    return Finding("kernel_errors", OK, f"no kernel errors since boot ({plural(warnings, 'warning')})", values)
+
+
+def _source(text: str) -> str:
+    """The subsystem a message names first ("EXT4-fs (sda1)", "nvme nvme0"), else "kernel"."""
+    head = text.split(": ", 1)[0]
+    return quote(head, 40) if ": " in text and 0 < len(head) <= 40 else "kernel"
+
+
+def kernel_errors(readings: Readings) -> list[Finding]:
+    ran = run_program("dmesg", "--raw", "--level=emerg,alert,crit,err,warn", timeout=3.0, cap=2 * 1024 * 1024)
+    if ran is None:
+        raise ReadingUnavailable("dmesg is not installed")
+    if ran.exit_code != 0:
+        raise ReadingUnavailable(f"the kernel log cannot be read: {quote(ran.output, 160)}")
+    return [judge(parse_raw(ran.output, psutil.boot_time()), readings.now)]
