@@ -5,11 +5,14 @@ port, big files). Leaving one behind would itself be a fault on the person's mac
 
 - every process starts in its own session (its own process group) and is killed as a group;
 - every process is re-parented (its launcher forks and exits), so it is not a descendant of the
-  evaluator (the tools label the appliance's own tree as "this program"); it watches the
+  evaluator (the tools label the appliance's own tree as "this program"); its new parent is the
+  evaluator's detached reaper (appliance/eval/reaper.py), which reaps it once it dies, so no
+  zombie is left on a machine whose PID 1 never reaps; it watches the
   evaluator's PID and exits within a quarter second of its death, so even a `kill -9` of the
   evaluator leaves no process behind, and it exits by itself after `max_seconds`;
 - processes get a distinctive name (the name of a symlink to the Python interpreter, so
   `/proc/PID/comm`, `ps` and psutil all show it) that tests look for after tear-down;
+- tmpfs mounts it makes (`mount_tmpfs`) are unmounted after its processes are gone;
 - `Sandbox` is a context manager, every live sandbox is also closed at interpreter exit (atexit),
   `raise_on_termination()` turns SIGTERM/SIGHUP into KeyboardInterrupt so `finally` blocks run, and
   `sweep_stale()` removes directories left by an evaluator that was killed outright (their names
@@ -33,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Iterator, Sequence
+
+from appliance.eval.reaper import reaper
 
 PREFIX = "appliance-eval-"
 _STALE_NAME = re.compile(rf"^{re.escape(PREFIX)}(?:bin-)?(\d+)-")
@@ -91,6 +96,7 @@ class Sandbox:
         self.max_seconds = max_seconds
         self.groups: list[int] = []  # process group ids (one per spawn)
         self.fault_pids: list[int] = []  # the fault processes themselves
+        self.mounts: list[Path] = []  # tmpfs mounts inside root, unmounted before root is removed
         self.closed = False
         with _LIVE_LOCK:
             _LIVE.add(self)
@@ -119,6 +125,19 @@ class Sandbox:
                 left -= len(piece)
         return target
 
+    def mount_tmpfs(self, relative: str, *, size: str, inodes: int | None = None) -> Path:
+        """A real tmpfs of `size` (e.g. "16m") mounted at root/relative; `inodes` caps its inode
+        count (tmpfs nr_inodes). Needs root; unmounted by `close()`."""
+        target = self.path(relative)
+        target.mkdir(parents=True, exist_ok=True)
+        options = f"size={size},mode=0755" + (f",nr_inodes={inodes}" if inodes else "")
+        _mount(["-t", "tmpfs", "-o", options, "tmpfs", str(target)])
+        self.mounts.append(target)
+        return target
+
+    def remount_readonly(self, target: Path) -> None:
+        _mount(["-o", "remount,ro", str(target)])
+
     # -- processes ----------------------------------------------------------------------------
 
     def spawn(
@@ -141,34 +160,34 @@ class Sandbox:
         if not link.exists():
             link.symlink_to(os.path.realpath(sys.executable))
         script = _PREAMBLE.format(evaluator=os.getpid(), max_seconds=self.max_seconds, nice=nice) + code
-        launcher = subprocess.Popen(
-            [str(link), "-", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=self.root,
-            start_new_session=True,  # its own process group: pgid = launcher pid, kept by the fault
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1"},
-        )
-        self.groups.append(launcher.pid)
-        assert launcher.stdin is not None and launcher.stdout is not None
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
         try:
-            launcher.stdin.write(script.encode())
-            launcher.stdin.close()
-            values = self._wait_ready(launcher, name, ready_timeout)
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1"}
+            # Its own session (pgid = launcher pid, kept by the fault), a child of the reaper.
+            launcher = reaper().start([str(link), "-", *args], cwd=str(self.root), env=env,
+                                      stdin=stdin_r, stdout=stdout_w)
+            self.groups.append(launcher)
+            os.close(stdin_r)
+            os.close(stdout_w)
+            stdin_r = stdout_w = -1
+            with open(stdin_w, "wb", closefd=False) as handle:
+                handle.write(script.encode())
+            os.close(stdin_w)
+            stdin_w = -1
+            values = self._wait_ready(stdout_r, name, ready_timeout)
         finally:
-            launcher.stdout.close()
-            launcher.wait(timeout=ready_timeout)
+            for fd in (stdin_r, stdin_w, stdout_r, stdout_w):
+                if fd >= 0:
+                    os.close(fd)
         pid = int(values[0])
         self.fault_pids.append(pid)
         return pid, values[1:]
 
     @staticmethod
-    def _wait_ready(launcher: subprocess.Popen, name: str, timeout: float) -> list[str]:
-        assert launcher.stdout is not None
+    def _wait_ready(fd: int, name: str, timeout: float) -> list[str]:
         deadline = time.monotonic() + timeout
         line = b""
-        fd = launcher.stdout.fileno()
         while not line.endswith(b"\n"):
             left = deadline - time.monotonic()
             if left <= 0:
@@ -199,6 +218,8 @@ class Sandbox:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
         _wait_gone(self.fault_pids, timeout=10.0)
+        for target in reversed(self.mounts):
+            _unmount(target)
         shutil.rmtree(self.root, ignore_errors=True)
         shutil.rmtree(self.bin_dir, ignore_errors=True)
         with _LIVE_LOCK:
@@ -285,6 +306,32 @@ def sweep_stale(base: str | os.PathLike | None = None) -> list[Path]:
         owner = int(match.group(1))
         if owner == os.getpid() or _pid_alive(owner):
             continue
+        for target in reversed(mounts_under(entry)):
+            _unmount(target)
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
     return removed
+
+
+def _mount(args: Sequence[str]) -> None:
+    done = subprocess.run(["mount", *args], capture_output=True, text=True, timeout=20)
+    if done.returncode != 0:
+        raise SandboxError(f"mount {' '.join(args)} failed: {done.stderr.strip() or done.returncode}")
+
+
+def _unmount(target: Path) -> None:
+    """Unmount; if something still holds it (a process not yet gone), detach it lazily instead."""
+    if subprocess.run(["umount", str(target)], capture_output=True, timeout=20).returncode != 0:
+        subprocess.run(["umount", "-l", str(target)], capture_output=True, timeout=20)
+
+
+def mounts_under(folder: Path) -> list[Path]:
+    """Mount points at or below `folder`, outermost first (from /proc/self/mounts)."""
+    base = str(Path(folder).resolve())
+    found = []
+    with open("/proc/self/mounts", encoding="utf-8") as handle:
+        for line in handle:
+            point = line.split()[1].replace("\\040", " ").replace("\\011", "\t")
+            if point == base or point.startswith(base + "/"):
+                found.append(Path(point))
+    return sorted(found, key=lambda p: len(p.parts))
