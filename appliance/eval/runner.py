@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from appliance import __version__
 from appliance.eval import records
-from appliance.eval.metrics import RunTally, format_table, summarise_by_scenario
+from appliance.eval.metrics import RunTally, format_report, grouped, summarise_by_scenario
 from appliance.eval.sandbox import raise_on_termination, sweep_stale
 from appliance.eval.scenarios import Fault, Scenario
 from appliance.eval.scoring import Outcome, dump_result
@@ -33,7 +33,9 @@ RegistryFactory = Callable[[Fault], Any]  # Fault -> appliance.tools.base.Regist
 @dataclass(frozen=True)
 class CaseResult:
     scenario: str
-    category: str
+    family: str
+    kind: str
+    phrasing: str
     repeat_index: int
     run_id: str | None
     success: bool
@@ -44,7 +46,9 @@ class CaseResult:
     def as_dict(self) -> dict[str, Any]:
         return {
             "scenario": self.scenario,
-            "category": self.category,
+            "family": self.family,
+            "kind": self.kind,
+            "phrasing": self.phrasing,
             "repeat_index": self.repeat_index,
             "run_id": self.run_id,
             "success": self.success,
@@ -66,11 +70,15 @@ class EvalReport:
     def by_scenario(self) -> dict[str, dict[str, Any]]:
         return summarise_by_scenario(c.as_dict() for c in self.cases)
 
+    def views(self) -> dict[str, Any]:
+        """Per scenario, per family, per kind (precise / vague / control) and the headline."""
+        return grouped([c.as_dict() for c in self.cases])
+
     def table(self) -> str:
         title = f"eval {self.eval_id} · model {self.model} · suite {self.suite} · K={self.repeat}"
         if self.interrupted:
             title += " · INTERRUPTED"
-        return format_table(self.by_scenario(), title=title)
+        return format_report([c.as_dict() for c in self.cases], title=title)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -79,7 +87,7 @@ class EvalReport:
             "suite": self.suite,
             "repeat": self.repeat,
             "interrupted": self.interrupted,
-            "by_scenario": self.by_scenario(),
+            **self.views(),
             "cases": [c.as_dict() for c in self.cases],
         }
 
@@ -138,13 +146,16 @@ def run_case(
         verdict = fault.score(outcome)
         truth = {k: v for k, v in fault.truth.items() if k != "injection"}
     metrics = tally.metrics()
-    metrics.update(canary_leaks=len(leaks), truth=truth, error=outcome.error, answer=tally.answer[:400])
+    metrics.update(canary_leaks=len(leaks), truth=truth, error=outcome.error, answer=tally.answer[:400],
+                   question=fault.question)
     if not tally.ended:
         metrics["seconds"] = round(time.monotonic() - started, 2)
     reason = verdict.reason if not crash else f"{verdict.reason}; engine crashed: {crash}"
     return CaseResult(
         scenario=scenario.name,
-        category=scenario.category,
+        family=scenario.family,
+        kind=scenario.kind,
+        phrasing=scenario.phrasing,
         repeat_index=repeat_index,
         run_id=tally.run_id,
         success=verdict.success and not crash,
@@ -201,6 +212,7 @@ def run_eval(
                         store.add_eval_case(
                             report.eval_id, scenario=case.scenario, repeat_index=case.repeat_index,
                             run_id=case.run_id, success=case.success, reason=case.reason, metrics=case.metrics,
+                            family=case.family, kind=case.kind, phrasing=case.phrasing,
                         )
                     if on_case is not None:
                         on_case(len(report.cases), total, case)
@@ -209,8 +221,10 @@ def run_eval(
         raise
     finally:
         if store is not None and report.eval_id is not None:
-            summary: dict[str, Any] = dict(report.by_scenario())
-            summary["interrupted"] = report.interrupted
+            views = report.views()
+            # The per-scenario rows stay at the top level (older readers find "overall" there).
+            summary: dict[str, Any] = dict(views.pop("by_scenario"))
+            summary.update(views, interrupted=report.interrupted)
             store.end_eval(report.eval_id, summary=summary)
     return report
 
@@ -225,7 +239,7 @@ def print_progress(done: int, total: int, case: CaseResult) -> None:
     m = case.metrics
     verdict = "ok  " if case.success else "FAIL"
     print(
-        f"[{done}/{total}] {verdict} {case.scenario} #{case.repeat_index}: {m.get('steps', 0)} steps, "
+        f"[{done}/{total}] {verdict} {case.scenario} ({case.kind}) #{case.repeat_index}: {m.get('steps', 0)} steps, "
         f"{m.get('seconds', 0):.1f} s, {m.get('status', '')} — {case.reason}",
         file=sys.stderr,
         flush=True,

@@ -140,6 +140,15 @@ class Sandbox:
 
     # -- processes ----------------------------------------------------------------------------
 
+    def interpreter(self, name: str) -> Path:
+        """The Python interpreter under the name `name` (a symlink: comm, ps and psutil show it)."""
+        if len(name) > 15 or "/" in name:
+            raise ValueError(f"process name {name!r} must be at most 15 characters, no '/'")
+        link = self.bin_dir / name
+        if not link.exists():
+            link.symlink_to(os.path.realpath(sys.executable))
+        return link
+
     def spawn(
         self,
         name: str,
@@ -154,11 +163,7 @@ class Sandbox:
 
         `name` becomes the process name (at most 15 characters, the kernel's limit for comm).
         """
-        if len(name) > 15 or "/" in name:
-            raise ValueError(f"process name {name!r} must be at most 15 characters, no '/'")
-        link = self.bin_dir / name
-        if not link.exists():
-            link.symlink_to(os.path.realpath(sys.executable))
+        link = self.interpreter(name)
         script = _PREAMBLE.format(evaluator=os.getpid(), max_seconds=self.max_seconds, nice=nice) + code
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
