@@ -176,8 +176,8 @@ def summarise_by(cases: Iterable[Mapping[str, Any]], key: str, order: Sequence[s
 
 
 def _forced(case: Mapping[str, Any]) -> bool:
-    metrics = case.get("metrics") or {}
-    return bool(metrics.get("forced_answer")) or not metrics.get("model_answered", True)
+    """The engine made the final answer from the evidence (the model never finished)."""
+    return bool((case.get("metrics") or {}).get("forced_answer"))
 
 
 def headline(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -51,7 +51,7 @@ class Scenario:
             fault = self.plant(sandbox)
             fault.question = self.question.format(**fault.slots)
             if self.kind != CONTROL and self.fault_checks:
-                fault.checks = [not_all_clear(), *fault.checks]
+                fault.checks = [*fault.checks, not_all_clear()]
             yield fault
         finally:
             sandbox.close()

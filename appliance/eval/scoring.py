@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.checks import ALL_CLEAR, CULPRIT_FIELDS, says_all_clear
+from appliance.agent.checks import ALL_CLEAR, CULPRIT_FIELDS
 
 _EMPTY_VALUES = {"", "none", "nothing", "n/a", "na", "no", "null", "unknown", "-", "0"}
 
@@ -154,12 +154,22 @@ def no_culprit(decoys: Iterable[str] = (), fine: Iterable[str] = ()) -> Check:
     return check
 
 
+# Plain statements of health. Narrower than the engine's all-clear test on purpose: "nothing can be
+# saved" or "none are free" describe the fault; they must not fail a right answer.
+_HEALTHY = re.compile(
+    r"\b(?:nothing (?:is |seems |looks )?(?:wrong|unusual|abnormal|amiss)"
+    r"|no (?:problems?|issues?|faults?|errors?) (?:found|detected|were found|was found|to report)"
+    r"|(?:everything|all) (?:is |looks |seems )?(?:fine|ok|okay|good|normal|healthy)"
+    r"|there is no problem|nothing to worry about)\b"
+)
+
+
 def not_all_clear() -> Check:
     """For fault cases: an answer that says nothing is wrong is wrong, whatever else it names (the
     culprit of a question that names its folder is in the answer by echo alone)."""
 
     def check(outcome: Outcome) -> str | None:
-        if says_all_clear(outcome.answer):
+        if _HEALTHY.search(outcome.answer.lower()):
             return "says nothing is wrong on a fault case"
         return None
 

@@ -191,7 +191,7 @@ def plant_restarts(sandbox: Sandbox) -> Fault:
 
 def control_restarts(sandbox: Sandbox) -> Fault:
     pid, name, child, log = _supervise(sandbox, life=3600)
-    return Fault(sandbox, {"fault": None, "decoy": child, "supervisor": name, "log": log},
+    return Fault(sandbox, {"fault": None, "decoy": child, "supervisor": name, "supervisor_pid": pid, "log": log},
                  [no_culprit(decoys=[child, "flakyd"])], names=(name, child))
 
 
