@@ -221,12 +221,17 @@ def run_eval(
         raise
     finally:
         if store is not None and report.eval_id is not None:
-            views = report.views()
-            # The per-scenario rows stay at the top level (older readers find "overall" there).
-            summary: dict[str, Any] = dict(views.pop("by_scenario"))
-            summary.update(views, interrupted=report.interrupted)
-            store.end_eval(report.eval_id, summary=summary)
+            store.end_eval(report.eval_id, summary=_summary(report))
     return report
+
+
+def _summary(report: EvalReport) -> dict[str, Any]:
+    """The eval row's summary: the per-scenario rows at the top level (where older readers find
+    "overall"), then by_family, by_kind, headline and whether it was interrupted."""
+    views = report.views()
+    summary: dict[str, Any] = dict(views.pop("by_scenario"))
+    summary.update(views, interrupted=report.interrupted)
+    return summary
 
 
 def _settings_dict(settings: Any) -> dict[str, Any]:

@@ -39,10 +39,6 @@ class Scenario:
     split: str = ""  # dev | test
     fault_checks: bool = True  # add the fault-case rule that an all-clear is wrong
 
-    @property
-    def category(self) -> str:  # the older name of the family, kept for records and tables
-        return self.family
-
     @contextlib.contextmanager
     def setup(self) -> Iterator[Fault]:
         """Plant; tear it down on the way out, whatever happened (even a failed plant)."""
