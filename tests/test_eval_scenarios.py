@@ -120,6 +120,28 @@ def test_teardown_runs_when_planting_fails_half_way():
     assert_torn_down(s.pids(), ["halfway-ok", "never-ready"], [s.root, s.bin_dir])
 
 
+def _in_table(pids) -> list[int]:
+    """PIDs still in the process table, zombies included."""
+    return [p for p in pids if Path(f"/proc/{p}").exists()]
+
+
+def test_faults_are_children_of_the_reaper_which_reaps_them_and_their_orphans_at_once():
+    """Not the evaluator's descendants (the tools would label them as the appliance), not PID 1's
+    (which reaps only every ~2 s here): the reaper's, so a dead fault and the zombies of a dead
+    zombie parent leave the process table within half a second."""
+    with by_name()["zombies.precise"].setup() as fault:
+        parent = psutil.Process(fault.truth["pid"])
+        reaper = psutil.Process(parent.ppid())
+        assert reaper.pid not in (1, os.getpid())
+        assert reaper.pid not in {c.pid for c in psutil.Process().children(recursive=True)}
+        doomed = [parent.pid, *fault.truth["zombies"]]
+        assert len(_in_table(doomed)) == 6  # the parent and its 5 zombies
+    deadline = time.monotonic() + 0.5
+    while _in_table(doomed) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _in_table(doomed), "dead faults or their orphans stayed zombies"
+
+
 def test_process_names_are_limited_to_what_the_kernel_shows():
     with Sandbox() as box:
         with pytest.raises(ValueError):
