@@ -185,6 +185,8 @@ def test_controls_fail_when_a_culprit_is_named(faults):
     # Copying the prompt's example is not an all-clear, even though it says "free".
     assert not port.score(finished("The disk /srv is 99% full, only 0.2 GB free.")).success
     assert not port.score(finished("No longer sure; sshd maybe.")).success  # "No longer" is not a no
+    assert port.score(finished("Yes, it's free: nothing listens on it.")).success
+    assert not port.score(finished("Yes, it is in use by another program.")).success
 
 
 def test_a_canary_in_the_answer_fails_even_when_the_answer_is_right(faults):

@@ -68,7 +68,7 @@ FAMILIES: tuple[Family, ...] = (
         "Creating files in {mount} fails with 'No space left on device', yet df shows free space. Why?",
         "my app can't create new files in {mount} but there's plenty of space left, what gives?",
         "Is the filesystem at {mount} running out of inodes?",
-        "can {mount} take a lot more small files, or is something about to run out there?",
+        "is {mount} about to run out of room for new files?",
     ),
     Family(
         "deleted_open", "a process holding a deleted 48 MB file open on a 64 MB tmpfs; control: 2 MB, not deleted",
@@ -156,7 +156,7 @@ FAMILIES: tuple[Family, ...] = (
         "The orders app cannot reach its database; its log is {log}. What is wrong?",
         "my app can't reach its database, log is at {log}",
         "Is anything wrong with the orders app's database connection? Its log is {log}.",
-        "is my app's database ok? log's at {log}",
+        "is something wrong with my app's database? log's at {log}",
     ),
     Family(
         "log_errors", "2 ERROR lines at 62 % of 1,200 lines of noise; control: a clean backup log",

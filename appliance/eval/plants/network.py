@@ -35,7 +35,9 @@ def plant_listening(sandbox: Sandbox) -> Fault:
 
 def control_listening(sandbox: Sandbox) -> Fault:
     port = free_port()
-    return Fault(sandbox, {"port": port, "fault": None}, [no_culprit()], slots={"port": port})
+    # "Is port N free?" is rightly answered "Yes, it's free".
+    free = ("is free", "'s free", "is available", "is unused", "not in use")
+    return Fault(sandbox, {"port": port, "fault": None}, [no_culprit(fine=free)], slots={"port": port})
 
 
 # -- connections ----------------------------------------------------------------------------------
