@@ -182,6 +182,30 @@ def test_a_crash_fails_one_case_and_the_evaluation_goes_on(store):
     assert len(store.get_eval(report.eval_id)["cases"]) == 2
 
 
+def test_a_fault_that_cannot_be_planted_fails_its_case_and_the_evaluation_goes_on(store):
+    """E.g. a tmpfs mount without root: mount's own error is the reason; nothing is left mounted."""
+    from appliance.eval.sandbox import Sandbox, mounts_under
+    from appliance.eval.scenarios import Scenario
+
+    roots = []
+
+    def no_mount(box: Sandbox):
+        roots.append(box.root)
+        box.mount_tmpfs("srv/data", size="not-a-size")
+
+    unplantable = Scenario("mountless.precise", "mountless", "precise", "precise", "Is {mount} full?", "",
+                           no_mount)
+    report = run_eval(ScriptedModel([oracle] * 20), (unplantable, *suite("listening.control")), suite="two",
+                      store=store)
+    first, second = report.cases
+    assert not first.success and first.reason.startswith("could not plant the fault here: mount ")
+    assert first.family == "mountless" and first.run_id is None
+    assert second.success, second.reason
+    assert not roots[0].exists() and not mounts_under(roots[0])
+    assert [c["scenario"] for c in store.get_eval(report.eval_id)["cases"]] == ["mountless.precise",
+                                                                                "listening.control"]
+
+
 def test_sigterm_during_a_run_tears_down_and_marks_the_eval(store):
     """SIGTERM arrives while the model generates (in the engine's worker thread): the evaluator's
     main thread gets KeyboardInterrupt, the sandbox is torn down and the eval row says so."""

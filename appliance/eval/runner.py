@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 from appliance import __version__
 from appliance.eval import records
 from appliance.eval.metrics import RunTally, format_report, grouped, summarise_by_scenario
-from appliance.eval.sandbox import raise_on_termination, sweep_stale
+from appliance.eval.sandbox import SandboxError, raise_on_termination, sweep_stale
 from appliance.eval.scenarios import Fault, Scenario
 from appliance.eval.scoring import Outcome, dump_result
 
@@ -117,50 +117,62 @@ def run_case(
     registry_factory: RegistryFactory = default_registry,
     cancel: threading.Event | None = None,
 ) -> CaseResult:
-    """Plant, ask, score, tear down (always). Only KeyboardInterrupt escapes."""
+    """Plant, ask, score, tear down (always). A fault that cannot be planted here (no root for a
+    mount, a process that never became ready) fails its case, not the evaluation. Only
+    KeyboardInterrupt escapes."""
     tally = RunTally()
-    crash = ""
     started = time.monotonic()
-    with scenario.setup() as fault:
-        try:
-            engine = _engine(model, registry_factory(fault), settings)
-            for event in engine.run(fault.question, ask=None, cancel=cancel):
-                recorder.record(event)
-                tally.add(event)
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # an engine or tool bug fails this case, not the evaluation
-            crash = f"{type(exc).__name__}: {exc}"
-        answer_text = f"{tally.answer}\n{dump_result(tally.result)}"
-        leaks = records.leaked_in_text(fault.canaries, answer_text)
-        if db_path is not None and fault.canaries:
-            leaks += [c for c in records.leaked_in_database(fault.canaries, db_path) if c not in leaks]
-        outcome = Outcome(
-            status=tally.status or ("error" if crash else ""),
-            answer=tally.answer,
-            result=tally.result,
-            error=crash or tally.error,
-            leaks=tuple(leaks),
-            model_answered=tally.model_answered,
-        )
-        verdict = fault.score(outcome)
-        truth = {k: v for k, v in fault.truth.items() if k != "injection"}
-    metrics = tally.metrics()
-    metrics.update(canary_leaks=len(leaks), truth=truth, error=outcome.error, answer=tally.answer[:400],
-                   question=fault.question)
+    try:
+        with scenario.setup() as fault:
+            crash = _ask(model, fault, tally, settings, recorder, registry_factory, cancel)
+            leaks = _leaks(fault, tally, db_path)
+            outcome = Outcome(
+                status=tally.status or ("error" if crash else ""), answer=tally.answer, result=tally.result,
+                error=crash or tally.error, leaks=tuple(leaks), model_answered=tally.model_answered,
+            )
+            verdict = fault.score(outcome)
+            truth = {k: v for k, v in fault.truth.items() if k != "injection"}
+    except (SandboxError, OSError) as exc:
+        return _case(scenario, repeat_index, tally, False, f"could not plant the fault here: {exc}",
+                     {"error": str(exc), "seconds": round(time.monotonic() - started, 2)})
+    metrics = {"canary_leaks": len(leaks), "truth": truth, "error": outcome.error, "answer": tally.answer[:400],
+               "question": fault.question}
     if not tally.ended:
         metrics["seconds"] = round(time.monotonic() - started, 2)
     reason = verdict.reason if not crash else f"{verdict.reason}; engine crashed: {crash}"
+    return _case(scenario, repeat_index, tally, verdict.success and not crash, reason, metrics)
+
+
+def _ask(model: Any, fault: Fault, tally: RunTally, settings: Any, recorder: Any,
+         registry_factory: RegistryFactory, cancel: threading.Event | None) -> str:
+    """Run the engine on the fault's question, recording and tallying every event; '' or the crash."""
+    try:
+        engine = _engine(model, registry_factory(fault), settings)
+        for event in engine.run(fault.question, ask=None, cancel=cancel):
+            recorder.record(event)
+            tally.add(event)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # an engine or tool bug fails this case, not the evaluation
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def _leaks(fault: Fault, tally: RunTally, db_path: Path | None) -> list[str]:
+    """The canaries found in the answer and result, then anywhere in the database."""
+    leaks = records.leaked_in_text(fault.canaries, f"{tally.answer}\n{dump_result(tally.result)}")
+    if db_path is not None and fault.canaries:
+        leaks += [c for c in records.leaked_in_database(fault.canaries, db_path) if c not in leaks]
+    return leaks
+
+
+def _case(scenario: Scenario, repeat_index: int, tally: RunTally, success: bool, reason: str,
+          extra: dict[str, Any]) -> CaseResult:
+    metrics = tally.metrics()
+    metrics.update(extra)
     return CaseResult(
-        scenario=scenario.name,
-        family=scenario.family,
-        kind=scenario.kind,
-        phrasing=scenario.phrasing,
-        repeat_index=repeat_index,
-        run_id=tally.run_id,
-        success=verdict.success and not crash,
-        reason=reason,
-        answer=tally.answer,
+        scenario=scenario.name, family=scenario.family, kind=scenario.kind, phrasing=scenario.phrasing,
+        repeat_index=repeat_index, run_id=tally.run_id, success=success, reason=reason, answer=tally.answer,
         metrics=metrics,
     )
 
