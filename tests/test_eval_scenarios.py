@@ -142,6 +142,18 @@ def test_faults_are_children_of_the_reaper_which_reaps_them_and_their_orphans_at
     assert not _in_table(doomed), "dead faults or their orphans stayed zombies"
 
 
+def test_a_reaper_killed_from_outside_is_replaced_on_the_next_spawn():
+    from appliance.eval.reaper import reaper
+
+    with Sandbox() as box:
+        first, _ = box.spawn("reaped-one", "ready()\nimport time\ntime.sleep(60)\n")
+        old = psutil.Process(first).ppid()
+        os.kill(old, signal.SIGKILL)
+        _wait_gone([old], timeout=5)
+        second, _ = box.spawn("reaped-two", "ready()\nimport time\ntime.sleep(60)\n")
+        assert psutil.Process(second).ppid() == reaper().pid != old
+
+
 def test_process_names_are_limited_to_what_the_kernel_shows():
     with Sandbox() as box:
         with pytest.raises(ValueError):

@@ -35,7 +35,7 @@ ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPE
 server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 server.bind(path)
 server.listen(16)
-sys.stdout.write("ready\n"); sys.stdout.flush(); os.close(1)
+sys.stdout.write("ready %d\n" % os.getpid()); sys.stdout.flush(); os.close(1)
 def reap():
     while True:
         try:
@@ -80,6 +80,20 @@ while reap() and time.monotonic() < deadline:
 """
 
 
+class SandboxError(RuntimeError):
+    """A fault could not be set up (the reaper did not start, a process did not become ready)."""
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a dead process waits in the table until its parent reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
+
+
 class Reaper:
     """The evaluator's handle on its reaper process (started on first use, one per evaluator)."""
 
@@ -95,8 +109,10 @@ class Reaper:
         line = launcher.stdout.readline() if ready else b""
         launcher.stdout.close()
         launcher.wait(timeout=20)
-        if line.strip() != b"ready":
-            raise RuntimeError("the eval's process reaper did not start")
+        words = line.split()
+        if len(words) != 2 or words[0] != b"ready":
+            raise SandboxError("the eval's process reaper did not start")
+        self.pid = int(words[1])
 
     def start(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str], stdin: int, stdout: int) -> int:
         """Start `argv` as the reaper's child, in a new session, with these descriptors; its pid."""
@@ -107,7 +123,7 @@ class Reaper:
             socket.send_fds(conn, [request], [stdin, stdout])
             reply = json.loads(conn.recv(4096) or b"{}")
         if "pid" not in reply:
-            raise RuntimeError(f"the eval's process reaper could not start {argv[0]}: {reply.get('error', '?')}")
+            raise SandboxError(f"the eval's process reaper could not start {argv[0]}: {reply.get('error', '?')}")
         return int(reply["pid"])
 
 
@@ -119,6 +135,7 @@ def reaper() -> Reaper:
     """This evaluator's reaper (a fork of the evaluator gets its own: the pid is part of the key)."""
     global _REAPER
     with _LOCK:
-        if _REAPER is None or _REAPER.owner != os.getpid():
+        # A reaper killed from outside is replaced.
+        if _REAPER is None or _REAPER.owner != os.getpid() or not running(_REAPER.pid):
             _REAPER = Reaper()
         return _REAPER

@@ -6,8 +6,8 @@ port, big files). Leaving one behind would itself be a fault on the person's mac
 - every process starts in its own session (its own process group) and is killed as a group;
 - every process is re-parented (its launcher forks and exits), so it is not a descendant of the
   evaluator (the tools label the appliance's own tree as "this program"); its new parent is the
-  evaluator's detached reaper (appliance/eval/reaper.py), which reaps it once it dies, so no
-  zombie is left on a machine whose PID 1 never reaps; it watches the
+  evaluator's detached reaper (appliance/eval/reaper.py), which reaps it as soon as it dies (PID 1
+  here reaps only every ~2 s, so dead faults lingered as zombies); it watches the
   evaluator's PID and exits within a quarter second of its death, so even a `kill -9` of the
   evaluator leaves no process behind, and it exits by itself after `max_seconds`;
 - processes get a distinctive name (the name of a symlink to the Python interpreter, so
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from appliance.eval.reaper import reaper
+from appliance.eval.reaper import SandboxError, reaper, running
 
 PREFIX = "appliance-eval-"
 _STALE_NAME = re.compile(rf"^{re.escape(PREFIX)}(?:bin-)?(\d+)-")
@@ -71,10 +71,6 @@ def ready(*values):
 
 _LIVE: "set[Sandbox]" = set()
 _LIVE_LOCK = threading.Lock()
-
-
-class SandboxError(RuntimeError):
-    """A fault could not be set up (a process did not become ready)."""
 
 
 def short_token(length: int = 4) -> str:
@@ -165,26 +161,21 @@ class Sandbox:
         """
         link = self.interpreter(name)
         script = _PREAMBLE.format(evaluator=os.getpid(), max_seconds=self.max_seconds, nice=nice) + code
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1"}
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
-        try:
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1"}
-            # Its own session (pgid = launcher pid, kept by the fault), a child of the reaper.
-            launcher = reaper().start([str(link), "-", *args], cwd=str(self.root), env=env,
-                                      stdin=stdin_r, stdout=stdout_w)
+        with open(stdin_w, "wb") as script_in, open(stdout_r, "rb", buffering=0) as ready_out:
+            try:
+                # Its own session (pgid = launcher pid, kept by the fault), a child of the reaper.
+                launcher = reaper().start([str(link), "-", *args], cwd=str(self.root), env=env,
+                                          stdin=stdin_r, stdout=stdout_w)
+            finally:
+                os.close(stdin_r)  # the launcher has its own copies
+                os.close(stdout_w)
             self.groups.append(launcher)
-            os.close(stdin_r)
-            os.close(stdout_w)
-            stdin_r = stdout_w = -1
-            with open(stdin_w, "wb", closefd=False) as handle:
-                handle.write(script.encode())
-            os.close(stdin_w)
-            stdin_w = -1
-            values = self._wait_ready(stdout_r, name, ready_timeout)
-        finally:
-            for fd in (stdin_r, stdin_w, stdout_r, stdout_w):
-                if fd >= 0:
-                    os.close(fd)
+            script_in.write(script.encode())
+            script_in.close()  # Python reads its script to the end before running it
+            values = self._wait_ready(ready_out.fileno(), name, ready_timeout)
         pid = int(values[0])
         self.fault_pids.append(pid)
         return pid, values[1:]
@@ -270,19 +261,9 @@ def raise_on_termination() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (a killed fault waits for init to reap it)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state not in (b"Z", b"X")
-
-
 def _wait_gone(pids: Sequence[int], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while any(_running(p) for p in pids) and time.monotonic() < deadline:
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.02)
 
 
