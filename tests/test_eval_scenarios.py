@@ -244,3 +244,15 @@ def test_suite_selection():
     assert len(suite("dev")) == len(suite("test")) == len(SCENARIOS) // 2
     with pytest.raises(UsageError, match="unknown suite, family or scenario"):
         suite("nope")
+
+
+def test_the_scenarios_command_lists_every_case_with_its_split_kind_and_question(capsys):
+    from appliance.cli import main
+
+    assert main(["eval", "scenarios"]) == 0
+    out = capsys.readouterr().out
+    for scenario in SCENARIOS:
+        line = next(line for line in out.splitlines() if f" {scenario.name} " in line)
+        assert line.split()[:3] == [scenario.split, scenario.kind, scenario.phrasing]
+        assert line.rstrip().endswith(scenario.question)
+    assert f"suite test ({len(SUITES['test'])}): " in out and "suite smoke (3): " in out
