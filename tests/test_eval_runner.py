@@ -125,6 +125,9 @@ def test_the_report_and_the_stored_rows_are_per_family_and_per_kind(store, capsy
     assert stored["summary"]["overall"]["cases"] == 6  # and the per-scenario rows where they were
     assert all(c["metrics"]["question"] and c["metrics"]["truth"] for c in stored["cases"])
 
+    as_json = json.loads(json.dumps(report.as_dict(), default=str))  # what --json prints
+    assert set(as_json) >= {"by_scenario", "by_family", "by_kind", "headline", "cases"}
+    assert {c["kind"] for c in as_json["cases"]} == {"precise", "vague", "control"}
     table = report.table()
     assert "| family " in table and "| kind " in table and "| vague " in table
     assert "fault cases right: 3/3 (100%) · controls right: 2/3 (67%) · forced answers: 0" in table
