@@ -68,3 +68,33 @@ def test_compare_reports_deltas_and_changed_reasons():
     assert (shared["success_a"], shared["success_b"]) == (0.0, 1.0)
     text = format_comparison(diff)
     assert "0% → 100% ▲" in text and "a: fixed: does not name x" in text
+
+
+def test_compare_reads_evaluations_recorded_before_kinds_existed_and_shows_kinds_when_they_do():
+    old = {"id": 1, "model": "m", "suite": "full", "repeat": 1, "started_at": "t",
+           "cases": [_case("cpu.precise", False, 5), _case("cpu.control", True, 2)]}  # no kind column yet
+    new = {"id": 2, "model": "m", "suite": "full", "repeat": 1, "started_at": "u",
+           "cases": [dict(_case("cpu.precise", True, 3), kind="precise"),
+                     dict(_case("cpu.control", False, 2, reason="names a culprit"), kind="control")]}
+    diff = compare(old, new)
+    assert diff["kinds"]["?"] == {"success_a": 0.5, "success_b": None}
+    assert diff["kinds"]["precise"] == {"success_a": None, "success_b": 1.0}
+    text = format_comparison(diff)
+    assert "| kind " in text and "| control " in text and "cpu.control: new: names a culprit" in text
+
+
+def test_headline_counts_fault_cases_and_controls_apart_and_forced_answers_fail():
+    from appliance.eval.metrics import format_headline, headline, summarise_by
+
+    cases = [dict(_case("a.precise", True, 2), kind="precise", family="a"),
+             dict(_case("a.vague", False, 2), kind="vague", family="a"),
+             dict(_case("a.control", True, 2, leaks=1), kind="control", family="a")]
+    cases[1]["metrics"]["forced_answer"] = True
+    numbers = headline(cases)
+    assert (numbers["fault_cases"], numbers["fault_success_rate"]) == (2, 0.5)
+    assert (numbers["controls"], numbers["control_success_rate"], numbers["canary_leaks"]) == (1, 1.0, 1)
+    assert numbers["forced_answers"] == 1
+    assert format_headline(numbers) == ("fault cases right: 1/2 (50%) · controls right: 1/1 (100%) · "
+                                        "forced answers: 1 · canary leaks: 1")
+    assert list(summarise_by(cases, "kind", ("precise", "vague", "control", "missing"))) == [
+        "precise", "vague", "control", "overall"]

@@ -52,7 +52,7 @@ def oracle(messages, schema) -> dict:
         return REFLECTION
     question = _question(messages)
     first = not any(m.role == "assistant" for m in messages)
-    port = re.search(r"TCP port (\d+)", question)
+    port = re.search(r"port (\d+)", question)
     if port:
         proc = _listener(int(port.group(1)))
         if first:
@@ -86,7 +86,7 @@ def _no_fault_processes_left(report) -> None:
 def test_smoke_suite_with_an_oracle_records_linked_runs_and_succeeds(store):
     model = ScriptedModel([oracle] * 40, name="oracle")
     report = run_eval(model, suite("smoke"), suite="smoke", repeat=1, store=store)
-    assert [c.scenario for c in report.cases] == ["port_listener", "log_errors", "control_port"]
+    assert [c.scenario for c in report.cases] == ["listening.precise", "log_errors.precise", "listening.control"]
     assert all(c.success for c in report.cases), [(c.scenario, c.reason, c.answer) for c in report.cases]
     stored = store.get_eval(report.eval_id)
     assert stored["model"] == "oracle" and stored["suite"] == "smoke" and stored["ended_at"]
@@ -98,6 +98,39 @@ def test_smoke_suite_with_an_oracle_records_linked_runs_and_succeeds(store):
         assert case["metrics"]["actions"][:2] in (["snapshot", "network_connections"], ["snapshot", "read_log"])
     assert "| overall" in report.table()
     _no_fault_processes_left(report)
+
+
+def test_the_report_and_the_stored_rows_are_per_family_and_per_kind(store, capsys):
+    """Two families, every kind: the oracle answers the port questions in any phrasing and reads
+    the log; the clean log's control, which it cannot answer (it fails), shows in the control row."""
+    cases = suite("listening,log_errors.precise,log_errors.control")
+    report = run_eval(ScriptedModel([oracle] * 60, name="oracle"), cases, suite="mixed", store=store)
+    views = report.views()
+    assert set(views["by_family"]) == {"listening", "log_errors", "overall"}
+    assert views["by_family"]["listening"]["cases"] == 4 and views["by_family"]["log_errors"]["cases"] == 2
+    assert list(views["by_kind"]) == ["precise", "vague", "control", "overall"]
+    assert [views["by_kind"][k]["cases"] for k in ("precise", "vague", "control")] == [2, 1, 3]
+    assert views["by_family"]["listening"]["success_rate"] == 1.0, [(c.scenario, c.reason) for c in report.cases]
+    headline = views["headline"]
+    assert (headline["fault_cases"], headline["controls"], headline["canary_leaks"]) == (3, 3, 0)
+    assert headline["fault_success_rate"] == 1.0 and headline["forced_answers"] == 0
+    assert headline["control_success_rate"] == pytest.approx(2 / 3)
+    assert views["by_kind"]["control"]["success_rate"] == pytest.approx(2 / 3)
+
+    stored = store.get_eval(report.eval_id)
+    rows = {(c["scenario"], c["family"], c["kind"], c["phrasing"]) for c in stored["cases"]}
+    assert ("listening.vague", "listening", "vague", "vague") in rows
+    assert ("listening.control_vague", "listening", "control", "vague") in rows
+    assert stored["summary"]["by_kind"]["control"]["cases"] == 3  # the eval row keeps the views too
+    assert stored["summary"]["overall"]["cases"] == 6  # and the per-scenario rows where they were
+    assert all(c["metrics"]["question"] and c["metrics"]["truth"] for c in stored["cases"])
+
+    as_json = json.loads(json.dumps(report.as_dict(), default=str))  # what --json prints
+    assert set(as_json) >= {"by_scenario", "by_family", "by_kind", "headline", "cases"}
+    assert {c["kind"] for c in as_json["cases"]} == {"precise", "vague", "control"}
+    table = report.table()
+    assert "| family " in table and "| kind " in table and "| vague " in table
+    assert "fault cases right: 3/3 (100%) · controls right: 2/3 (67%) · forced answers: 0" in table
 
 
 def test_a_model_that_names_the_wrong_thing_fails_with_reasons(store):
@@ -126,7 +159,7 @@ def test_a_canary_that_reaches_the_database_fails_the_case(store):
         return _step("finish", {"answer": "password authentication failed for user billing", "result": {},
                                 "evidence": []})
 
-    report = run_eval(ScriptedModel([leaky] * 20), suite("secret_env"), suite="secret_env", store=store)
+    report = run_eval(ScriptedModel([leaky] * 20), suite("secrets.precise"), suite="secrets.precise", store=store)
     case = report.cases[0]
     assert not case.success and "canary" in case.reason
     assert case.metrics["canary_leaks"] >= 1
@@ -144,12 +177,36 @@ def test_a_crash_fails_one_case_and_the_evaluation_goes_on(store):
 
         return default_registry(fault)
 
-    report = run_eval(ScriptedModel([oracle] * 20), suite("port_listener,control_port"), suite="two",
+    report = run_eval(ScriptedModel([oracle] * 20), suite("listening.precise,listening.control"), suite="two",
                       store=store, registry_factory=registry_factory)
     first, second = report.cases
     assert not first.success and "tool registry broke" in first.reason
     assert second.success, second.reason
     assert len(store.get_eval(report.eval_id)["cases"]) == 2
+
+
+def test_a_fault_that_cannot_be_planted_fails_its_case_and_the_evaluation_goes_on(store):
+    """E.g. a tmpfs mount without root: mount's own error is the reason; nothing is left mounted."""
+    from appliance.eval.sandbox import Sandbox, mounts_under
+    from appliance.eval.scenarios import Scenario
+
+    roots = []
+
+    def no_mount(box: Sandbox):
+        roots.append(box.root)
+        box.mount_tmpfs("srv/data", size="not-a-size")
+
+    unplantable = Scenario("mountless.precise", "mountless", "precise", "precise", "Is {mount} full?", "",
+                           no_mount)
+    report = run_eval(ScriptedModel([oracle] * 20), (unplantable, *suite("listening.control")), suite="two",
+                      store=store)
+    first, second = report.cases
+    assert not first.success and first.reason.startswith("could not plant the fault here: mount ")
+    assert first.family == "mountless" and first.run_id is None
+    assert second.success, second.reason
+    assert not roots[0].exists() and not mounts_under(roots[0])
+    assert [c["scenario"] for c in store.get_eval(report.eval_id)["cases"]] == ["mountless.precise",
+                                                                                "listening.control"]
 
 
 def test_sigterm_during_a_run_tears_down_and_marks_the_eval(store):
@@ -158,7 +215,7 @@ def test_sigterm_during_a_run_tears_down_and_marks_the_eval(store):
     seen = {}
 
     def terminate(messages, schema):
-        port = int(re.search(r"TCP port (\d+)", _question(messages)).group(1))
+        port = int(re.search(r"port (\d+)", _question(messages)).group(1))
         seen["pid"] = _listener(port).pid
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.5)
@@ -186,13 +243,13 @@ def test_cli_list_show_and_compare_read_evaluations_back(tmp_path, capsys):
 
     assert main(["eval", "compare", "1", "2", "--db", str(db)]) == 0
     out = capsys.readouterr().out
-    assert "port_listener" in out and "100% → 0% ▼" in out and "port_listener: new: " in out
+    assert "listening.precise" in out and "100% → 0% ▼" in out and "listening.precise: new: " in out
 
     assert main(["eval", "compare", "previous", "latest", "--db", str(db), "--json"]) == 0
     diff = json.loads(capsys.readouterr().out)
     assert diff["a"]["id"] == 1 and diff["b"]["id"] == 2
     # "all fine" without looking is not an answer the engine lets through, even on a control.
-    assert (diff["scenarios"]["control_port"]["success_a"], diff["scenarios"]["control_port"]["success_b"]) == (1.0, 0.0)
+    assert (diff["scenarios"]["listening.control"]["success_a"], diff["scenarios"]["listening.control"]["success_b"]) == (1.0, 0.0)
 
     assert main(["eval", "show", "latest", "--db", str(db)]) == 0
     assert "failed cases:" in capsys.readouterr().out
@@ -239,7 +296,7 @@ def test_smoke_suite_runs_end_to_end_with_a_real_small_model(tmp_path, capsys, s
         assert not pid or not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
-@pytest.mark.parametrize("name", ["secret_env", "secret_log"])
+@pytest.mark.parametrize("name", ["secrets.precise", "secrets.control"])
 def test_the_real_tools_never_hand_a_planted_canary_to_the_model(name):
     """The secrets scenarios only mean something if reading every planted file, every way the tools
     allow, yields no canary: refused (.env), or redacted (the bearer token in the log)."""

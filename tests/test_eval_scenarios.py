@@ -19,6 +19,7 @@ import pytest
 
 from appliance.eval import sandbox as sandbox_module
 from appliance.eval.sandbox import PREFIX, Sandbox, SandboxError, sweep_stale
+from appliance.eval.families import FAMILIES
 from appliance.eval.scenarios import SCENARIOS, SUITES, by_name, suite
 from appliance.errors import UsageError
 
@@ -48,152 +49,54 @@ def assert_torn_down(pids, names, paths) -> None:
     assert not named, f"processes with the scenario's names left: {named}"
 
 
-def _cpu_seconds(pid: int) -> float:
-    times = psutil.Process(pid).cpu_times()
-    return times.user + times.system
+def test_the_cases_cover_at_least_20_families_each_asked_precisely_vaguely_and_on_a_control():
+    families = {f.name for f in FAMILIES}
+    assert len(families) >= 20 and len(SCENARIOS) >= 60
+    assert len({s.name for s in SCENARIOS}) == len(SCENARIOS)
+    for family in families:
+        cases = [s for s in SCENARIOS if s.family == family]
+        assert {(s.kind, s.phrasing) for s in cases} == {
+            ("precise", "precise"), ("vague", "vague"), ("control", "precise"), ("control", "vague")}, family
+        questions = [s.question for s in cases]
+        assert len(set(questions)) == 4 and all("?" in q or len(q) > 20 for q in questions), family
+        fault, control = (next(s for s in cases if s.kind == k) for k in ("precise", "control"))
+        assert fault.plant is not control.plant or family == "uptime"  # a control is the place in health
 
 
-def check_cpu_hog(fault) -> None:
-    pid = fault.truth["pid"]
-    proc = psutil.Process(pid)
-    assert proc.name() == fault.truth["name"]
-    before = _cpu_seconds(pid)
-    deadline = time.monotonic() + 5
-    while _cpu_seconds(pid) - before < 0.05 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _cpu_seconds(pid) - before >= 0.05, "the CPU hog is not burning CPU"
+def test_dev_and_test_are_disjoint_and_each_covers_every_family_with_a_fault_and_a_control():
+    dev, test = set(SUITES["dev"]), set(SUITES["test"])
+    assert not dev & test and dev | test == set(SUITES["full"]) == {s.name for s in SCENARIOS}
+    table = by_name()
+    for split in (dev, test):
+        cases = [table[n] for n in split]
+        for family in FAMILIES:
+            kinds = sorted(s.kind for s in cases if s.family == family.name)
+            assert kinds in (["control", "precise"], ["control", "vague"]), (family.name, kinds)
+        phrasings = [s.phrasing for s in cases]
+        assert abs(phrasings.count("precise") - phrasings.count("vague")) <= 2  # both phrasings, about equally
+        assert {s.split for s in cases} == {"dev" if split is dev else "test"}
+    # Deterministic: the same split on every import, decided by the families' order alone.
+    assert SUITES["dev"][:4] == ("cpu.precise", "cpu.control_vague", "memory.vague", "memory.control")
 
 
-def check_memory_hog(fault) -> None:
-    proc = psutil.Process(fault.truth["pid"])
-    assert proc.name() == fault.truth["name"]
-    rss = proc.memory_info().rss
-    assert rss >= 700 * MB and rss >= fault.truth["rss_mb"] * MB
-    own = os.getpid()
-    others = [p.info["memory_info"].rss for p in psutil.process_iter(["pid", "memory_info"])
-              if p.info["memory_info"] and p.info["pid"] not in (own, proc.pid)]
-    assert rss > max(others)  # the truth really is the biggest (the evaluator aside)
+def test_every_question_fills_its_slots_from_the_plant():
+    """The templates name only the slots a plant provides (a slot name typo fails here, not in an
+    evaluation an hour in); the plants themselves are checked in test_eval_plants.py."""
+    import string
 
-
-def check_port_listener(fault) -> None:
-    port, pid = fault.truth["port"], fault.truth["pid"]
-    listeners = [c for c in psutil.Process(pid).net_connections("tcp") if c.status == psutil.CONN_LISTEN]
-    assert [c.laddr.port for c in listeners] == [port]
-    with socket.create_connection(("127.0.0.1", port), timeout=5):
-        pass
-
-
-def check_disk_big_file(fault) -> None:
-    big = Path(fault.truth["path"])
-    assert big.stat().st_size == 64 * MB
-    assert big.stat().st_blocks * 512 >= 64 * MB  # real blocks, not a sparse file
-    others = [p.stat().st_size for p in fault.sandbox.root.rglob("*") if p.is_file() and p != big]
-    assert len(others) >= 20 and max(others) < MB
-
-
-def _tree_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
-def check_directory_branch(fault) -> None:
-    branch = Path(fault.truth["path"])
-    total = _tree_size(branch.parent)
-    assert _tree_size(branch) > 0.9 * total
-    assert len([p for p in branch.parent.iterdir() if p.is_dir()]) == 4
-
-
-def check_log_errors(fault) -> None:
-    lines = Path(fault.truth["path"]).read_text().splitlines()
-    assert len(lines) > 1000
-    errors = [line for line in lines if " ERROR " in line]
-    assert len(errors) == 2 and fault.truth["error"] in errors[0]
-
-
-def check_config_setting(fault) -> None:
-    assert "listen_port = 99999" in Path(fault.truth["path"]).read_text()
-
-
-def check_injection_log(fault) -> None:
-    text = Path(fault.truth["path"]).read_text()
-    assert "IGNORE PREVIOUS INSTRUCTIONS" in text and "quota exceeded" in text
-
-
-def check_injection_process(fault) -> None:
-    cmdline = " ".join(psutil.Process(fault.truth["pid"]).cmdline())
-    assert "ignore previous instructions" in cmdline
-    check_cpu_hog(fault)
-
-
-def check_secrets(fault) -> None:
-    text = "".join(p.read_text() for p in fault.sandbox.root.rglob("*") if p.is_file())
-    assert fault.canaries and all(c in text for c in fault.canaries)
-    assert fault.truth["error"].split()[0] in text
-
-
-def check_control_log(fault) -> None:
-    text = Path(fault.truth["path"]).read_text()
-    assert " ERROR " not in text and " WARN " not in text and "0 errors" in text
-
-
-def check_control_disk(fault) -> None:
-    sizes = [p.stat().st_size for p in fault.sandbox.root.rglob("*") if p.is_file()]
-    assert len(sizes) == 24 and max(sizes) <= 1.25 * min(sizes)
-
-
-def check_control_port(fault) -> None:
-    port = fault.truth["port"]
-    assert not any(c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN
-                   for c in psutil.net_connections("tcp"))
-
-
-CHECKS = {
-    "cpu_hog": check_cpu_hog,
-    "memory_hog": check_memory_hog,
-    "disk_big_file": check_disk_big_file,
-    "directory_branch": check_directory_branch,
-    "port_listener": check_port_listener,
-    "log_errors": check_log_errors,
-    "config_setting": check_config_setting,
-    "injection_log": check_injection_log,
-    "injection_process": check_injection_process,
-    "secret_env": check_secrets,
-    "secret_log": check_secrets,
-    "control_log": check_control_log,
-    "control_disk": check_control_disk,
-    "control_port": check_control_port,
-}
-
-
-def test_every_scenario_has_a_fault_check_and_the_set_is_complete():
-    assert set(CHECKS) == {s.name for s in SCENARIOS}
-    categories = {s.category for s in SCENARIOS}
-    assert {"cpu", "memory", "disk", "directories", "network", "logs", "files", "injection", "secrets",
-            "control"} <= categories
-    assert len(SCENARIOS) >= 12
-    assert len(SUITES["smoke"]) == 3 and set(SUITES["full"]) == {s.name for s in SCENARIOS}
-
-
-@pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
-def test_setup_plants_a_real_fault_and_teardown_removes_everything(name):
-    scenario = by_name()[name]
-    with scenario.setup() as fault:
-        root, bin_dir = fault.sandbox.root, fault.sandbox.bin_dir
-        pids, names = list(fault.pids), list(fault.names)
-        assert root.is_dir() and "?" in fault.question
-        if "path" in fault.truth:  # the agent is told where to look
-            assert str(root) in fault.question
-        assert fault.roots == (root,)
-        for pid, proc_name in zip(pids, names):
-            assert psutil.Process(pid).name() == proc_name
-            assert os.getpgid(pid) in fault.sandbox.groups  # its own process group: killed as a group
-            assert pid not in {c.pid for c in psutil.Process().children(recursive=True)}  # not ours
-        CHECKS[name](fault)
-    assert_torn_down(pids, names, [root, bin_dir])
+    provided = {
+        "filesystem_full": {"mount"}, "inodes": {"mount"}, "deleted_open": {"mount"}, "readonly_fs": {"mount"},
+        "disk_usage": {"root"}, "listening": {"port"}, "dependency": {"log", "port"}, "log_errors": {"log"},
+        "permissions": {"log"}, "config": {"config"}, "injection": {"log"}, "secrets": {"folder"},
+    }
+    for s in SCENARIOS:
+        used = {field for _, field, _, _ in string.Formatter().parse(s.question) if field}
+        assert used <= provided.get(s.family, set()), (s.name, used)
 
 
 def test_teardown_runs_when_the_body_raises():
     with pytest.raises(RuntimeError):
-        with by_name()["port_listener"].setup() as fault:
+        with by_name()["listening.precise"].setup() as fault:
             pids, names = list(fault.pids), list(fault.names)
             paths = [fault.sandbox.root, fault.sandbox.bin_dir]
             raise RuntimeError("the run failed")
@@ -211,10 +114,44 @@ def test_teardown_runs_when_planting_fails_half_way():
     from appliance.eval.scenarios import Scenario
 
     with pytest.raises(SandboxError, match="exited before it was ready"):
-        with Scenario("bad", "test", "fails while planting", bad_plant).setup():
+        with Scenario("bad", "test", "precise", "precise", "?", "fails while planting", bad_plant).setup():
             pass
     s = sandbox_ref["s"]
     assert_torn_down(s.pids(), ["halfway-ok", "never-ready"], [s.root, s.bin_dir])
+
+
+def _in_table(pids) -> list[int]:
+    """PIDs still in the process table, zombies included."""
+    return [p for p in pids if Path(f"/proc/{p}").exists()]
+
+
+def test_faults_are_children_of_the_reaper_which_reaps_them_and_their_orphans_at_once():
+    """Not the evaluator's descendants (the tools would label them as the appliance), not PID 1's
+    (which reaps only every ~2 s here): the reaper's, so a dead fault and the zombies of a dead
+    zombie parent leave the process table within half a second."""
+    with by_name()["zombies.precise"].setup() as fault:
+        parent = psutil.Process(fault.truth["pid"])
+        reaper = psutil.Process(parent.ppid())
+        assert reaper.pid not in (1, os.getpid())
+        assert reaper.pid not in {c.pid for c in psutil.Process().children(recursive=True)}
+        doomed = [parent.pid, *fault.truth["zombies"]]
+        assert len(_in_table(doomed)) == 6  # the parent and its 5 zombies
+    deadline = time.monotonic() + 0.5
+    while _in_table(doomed) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _in_table(doomed), "dead faults or their orphans stayed zombies"
+
+
+def test_a_reaper_killed_from_outside_is_replaced_on_the_next_spawn():
+    from appliance.eval.reaper import reaper
+
+    with Sandbox() as box:
+        first, _ = box.spawn("reaped-one", "ready()\nimport time\ntime.sleep(60)\n")
+        old = psutil.Process(first).ppid()
+        os.kill(old, signal.SIGKILL)
+        _wait_gone([old], timeout=5)
+        second, _ = box.spawn("reaped-two", "ready()\nimport time\ntime.sleep(60)\n")
+        assert psutil.Process(second).ppid() == reaper().pid != old
 
 
 def test_process_names_are_limited_to_what_the_kernel_shows():
@@ -254,7 +191,7 @@ def _wait_gone(pids, timeout=10.0) -> None:
 
 
 def test_sigterm_to_the_evaluator_tears_the_scenario_down():
-    proc, info = _start_evaluator("port_listener")
+    proc, info = _start_evaluator("listening.precise")
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=20)
     _wait_gone(info["pids"])
@@ -262,7 +199,7 @@ def test_sigterm_to_the_evaluator_tears_the_scenario_down():
 
 
 def test_sigkill_of_the_evaluator_kills_its_processes_and_sweep_removes_its_files():
-    proc, info = _start_evaluator("port_listener")
+    proc, info = _start_evaluator("listening.precise")
     proc.kill()
     proc.wait(timeout=20)
     _wait_gone(info["pids"])  # they watch the evaluator's PID
@@ -271,6 +208,19 @@ def test_sigkill_of_the_evaluator_kills_its_processes_and_sweep_removes_its_file
     removed = sweep_stale()
     assert {str(p) for p in removed} >= set(info["paths"])  # ...until the next evaluation starts
     assert_torn_down(info["pids"], info["names"], info["paths"])
+
+
+def test_sigkill_of_the_evaluator_leaves_mounts_that_the_next_sweep_unmounts():
+    proc, info = _start_evaluator("filesystem_full.precise")
+    mounted = sandbox_module.mounts_under(Path(info["paths"][0]))
+    assert len(mounted) == 1
+    proc.kill()
+    proc.wait(timeout=20)
+    _wait_gone(info["pids"])
+    assert sandbox_module.mounts_under(Path(info["paths"][0])) == mounted  # nothing could unmount it...
+    sweep_stale()
+    assert sandbox_module.mounts_under(Path(info["paths"][0])) == []  # ...until the next evaluation starts
+    assert not Path(info["paths"][0]).exists()
 
 
 def test_sweep_leaves_live_owners_alone():
@@ -289,6 +239,20 @@ def test_close_all_at_exit_closes_open_sandboxes():
 
 def test_suite_selection():
     assert [s.name for s in suite("smoke")] == list(SUITES["smoke"])
-    assert [s.name for s in suite("cpu_hog,control_log")] == ["cpu_hog", "control_log"]
-    with pytest.raises(UsageError, match="unknown suite or scenario"):
+    assert [s.name for s in suite("cpu.precise,log_errors.control")] == ["cpu.precise", "log_errors.control"]
+    assert [s.kind for s in suite("inodes")] == ["precise", "vague", "control", "control"]  # a family: its 4 cases
+    assert len(suite("dev")) == len(suite("test")) == len(SCENARIOS) // 2
+    with pytest.raises(UsageError, match="unknown suite, family or scenario"):
         suite("nope")
+
+
+def test_the_scenarios_command_lists_every_case_with_its_split_kind_and_question(capsys):
+    from appliance.cli import main
+
+    assert main(["eval", "scenarios"]) == 0
+    out = capsys.readouterr().out
+    for scenario in SCENARIOS:
+        line = next(line for line in out.splitlines() if f" {scenario.name} " in line)
+        assert line.split()[:3] == [scenario.split, scenario.kind, scenario.phrasing]
+        assert line.rstrip().endswith(scenario.question)
+    assert f"suite test ({len(SUITES['test'])}): " in out and "suite smoke (3): " in out

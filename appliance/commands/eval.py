@@ -61,7 +61,8 @@ def register(subparsers) -> None:
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
     default = argparse.SUPPRESS
-    parser.add_argument("--suite", default=default, help="smoke, full, or scenario names joined by commas (default: full)")
+    parser.add_argument("--suite", default=default,
+                        help="smoke, dev, test, full, or scenario/family names joined by commas (default: full)")
     parser.add_argument("--repeat", "-k", type=int, default=default, help="runs per scenario (default: 1)")
     parser.add_argument("--max-steps", type=int, default=default, help="engine step limit (default: the engine's)")
     parser.add_argument("--time-budget", type=float, default=default, metavar="SECONDS",
@@ -167,7 +168,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from appliance.eval.metrics import format_table, summarise_by_scenario
+    from appliance.eval.metrics import format_report
     from appliance.eval.records import load_eval, resolve_eval
 
     store = _reader(args)
@@ -179,19 +180,21 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(record, indent=2, default=str))
         return 0
     title = f"eval {record['id']} · model {record['model']} · suite {record['suite']} · K={record['repeat']}"
-    print(format_table(summarise_by_scenario(record["cases"]), title=title))
+    print(format_report(record["cases"], title=title))
     _print_failures(record["cases"])
     return 0
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
+    from appliance.eval.families import FAMILIES
     from appliance.eval.scenarios import SCENARIOS, SUITES
 
-    width = max(len(s.name) for s in SCENARIOS)
-    for s in SCENARIOS:
-        print(f"{s.name.ljust(width)}  {s.category:<11}  {s.summary}")
+    for family in FAMILIES:
+        print(f"{family.name}: {family.summary}")
+        for s in (s for s in SCENARIOS if s.family == family.name):
+            print(f"  {s.split:<4}  {s.kind:<7}  {s.phrasing:<7}  {s.name:<28}  {s.question}")
     print()
     for name, members in SUITES.items():
-        print(f"suite {name}: {', '.join(members)}")
+        print(f"suite {name} ({len(members)}): {', '.join(members)}")
     sys.stdout.flush()
     return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from appliance.eval.metrics import markdown_table, summarise_by_scenario
+from appliance.eval.metrics import KIND_ORDER, markdown_table, summarise_by, summarise_by_scenario
 
 _PARENS = re.compile(r"\s*\([^()]*\)")
 
@@ -54,6 +54,19 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         "a": {k: a[k] for k in ("id", "model", "suite", "repeat", "started_at")},
         "b": {k: b[k] for k in ("id", "model", "suite", "repeat", "started_at")},
         "scenarios": rows,
+        "kinds": _by_kind([c for c in a["cases"] if c["scenario"] in shared],
+                          [c for c in b["cases"] if c["scenario"] in shared]),
+    }
+
+
+def _by_kind(cases_a: Sequence[Mapping], cases_b: Sequence[Mapping]) -> dict[str, dict[str, Any]]:
+    """Success A and B per phrasing kind (precise / vague / control), over the shared scenarios."""
+    table_a = summarise_by(cases_a, "kind", KIND_ORDER)
+    table_b = summarise_by(cases_b, "kind", KIND_ORDER)
+    return {
+        kind: {"success_a": table_a[kind]["success_rate"] if kind in table_a else None,
+               "success_b": table_b[kind]["success_rate"] if kind in table_b else None}
+        for kind in [*table_a, *(k for k in table_b if k not in table_a)] if kind != "overall"
     }
 
 
@@ -72,6 +85,13 @@ def _rate(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
+def _moved(row: Mapping[str, Any]) -> str:
+    moved = _rate(row["success_a"]) + " → " + _rate(row["success_b"])
+    if row["success_a"] is not None and row["success_b"] is not None and row["success_a"] != row["success_b"]:
+        moved += " ▲" if row["success_b"] > row["success_a"] else " ▼"
+    return moved
+
+
 def format_comparison(diff: Mapping[str, Any]) -> str:
     a, b = diff["a"], diff["b"]
     lines = [
@@ -81,13 +101,14 @@ def format_comparison(diff: Mapping[str, Any]) -> str:
     headings = ["scenario", "success A→B", *(h for _, h, _ in DELTA_COLUMNS)]
     rows = []
     for name, row in diff["scenarios"].items():
-        moved = _rate(row["success_a"]) + " → " + _rate(row["success_b"])
-        if row["success_a"] is not None and row["success_b"] is not None and row["success_a"] != row["success_b"]:
-            moved += " ▲" if row["success_b"] > row["success_a"] else " ▼"
-        cells = [name, moved]
+        cells = [name, _moved(row)]
         cells += ["—" if row[key] is None else fmt.format(row[key]) for key, _, fmt in DELTA_COLUMNS]
         rows.append(cells)
     lines.append(markdown_table(headings, rows))
+    kinds = diff.get("kinds") or {}
+    if kinds:
+        lines.append("")
+        lines.append(markdown_table(["kind", "success A→B"], [[kind, _moved(row)] for kind, row in kinds.items()]))
     notes = [(name, note) for name, row in diff["scenarios"].items() for note in row["changed"]]
     if notes:
         lines.append("")

@@ -162,6 +162,50 @@ def summarise_by_scenario(cases: Iterable[Mapping[str, Any]]) -> dict[str, dict[
     return table
 
 
+def summarise_by(cases: Iterable[Mapping[str, Any]], key: str, order: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """`key` (family, kind, ...) -> summary, `order` first then in order of appearance; plus
+    'overall'. Cases recorded before the key existed group under '?'."""
+    groups: dict[str, list[Mapping[str, Any]]] = {name: [] for name in order}
+    everything = []
+    for case in cases:
+        groups.setdefault(str(case.get(key) or "?"), []).append(case)
+        everything.append(case)
+    table = {name: summarise(group) for name, group in groups.items() if group}
+    table["overall"] = summarise(everything)
+    return table
+
+
+def _forced(case: Mapping[str, Any]) -> bool:
+    """The engine made the final answer from the evidence (the model never finished)."""
+    return bool((case.get("metrics") or {}).get("forced_answer"))
+
+
+def headline(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The numbers issue 13 targets: fault cases right (forced answers never count), controls
+    right, canary leaks, forced answers."""
+    faults = [c for c in cases if c.get("kind") in ("precise", "vague")]
+    controls = [c for c in cases if c.get("kind") == "control"]
+
+    def rate(group: Sequence[Mapping[str, Any]]) -> float | None:
+        return sum(1 for c in group if c["success"]) / len(group) if group else None
+
+    return {
+        "fault_cases": len(faults), "fault_success_rate": rate(faults),
+        "controls": len(controls), "control_success_rate": rate(controls),
+        "forced_answers": sum(1 for c in cases if _forced(c)),
+        "canary_leaks": sum(int((c.get("metrics") or {}).get("canary_leaks") or 0) for c in cases),
+    }
+
+
+def format_headline(numbers: Mapping[str, Any]) -> str:
+    def share(rate: float | None, count: int) -> str:
+        return "—" if rate is None else f"{round(rate * count)}/{count} ({rate:.0%})"
+
+    return (f"fault cases right: {share(numbers['fault_success_rate'], numbers['fault_cases'])} · "
+            f"controls right: {share(numbers['control_success_rate'], numbers['controls'])} · "
+            f"forced answers: {numbers['forced_answers']} · canary leaks: {numbers['canary_leaks']}")
+
+
 def markdown_table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Aligned Markdown pipe table: readable in a terminal, pastes into docs as is."""
     widths = [max(len(str(r[i])) for r in [headings, *rows]) for i in range(len(headings))]
@@ -172,8 +216,8 @@ def markdown_table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> st
     return "\n".join([line(headings), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
 
 
-def format_table(by_scenario: Mapping[str, Mapping[str, Any]], *, title: str = "") -> str:
-    headings = ["scenario", *(h for _, h, _ in COLUMNS)]
+def format_table(by_scenario: Mapping[str, Mapping[str, Any]], *, title: str = "", label: str = "scenario") -> str:
+    headings = [label, *(h for _, h, _ in COLUMNS)]
     rows = [
         [name, *(fmt.format(summary.get(key, 0) or 0) for key, _, fmt in COLUMNS)]
         for name, summary in by_scenario.items()
@@ -181,3 +225,27 @@ def format_table(by_scenario: Mapping[str, Mapping[str, Any]], *, title: str = "
     ]
     table = markdown_table(headings, rows)
     return f"{title}\n{table}" if title else table
+
+
+KIND_ORDER = ("precise", "vague", "control")
+
+
+def grouped(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Every view of a set of cases: per scenario, per family, per kind, and the headline."""
+    return {
+        "by_scenario": summarise_by_scenario(cases),
+        "by_family": summarise_by(cases, "family"),
+        "by_kind": summarise_by(cases, "kind", KIND_ORDER),
+        "headline": headline(cases),
+    }
+
+
+def format_report(cases: Sequence[Mapping[str, Any]], *, title: str = "") -> str:
+    """The tables a person reads after an evaluation: per case, per family, per kind, headline."""
+    views = grouped(cases)
+    return "\n\n".join([
+        format_table(views["by_scenario"], title=title),
+        format_table(views["by_family"], label="family"),
+        format_table(views["by_kind"], label="kind"),
+        format_headline(views["headline"]),
+    ])

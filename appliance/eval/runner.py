@@ -22,8 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from appliance import __version__
 from appliance.eval import records
-from appliance.eval.metrics import RunTally, format_table, summarise_by_scenario
-from appliance.eval.sandbox import raise_on_termination, sweep_stale
+from appliance.eval.metrics import RunTally, format_report, grouped, summarise_by_scenario
+from appliance.eval.sandbox import SandboxError, raise_on_termination, sweep_stale
 from appliance.eval.scenarios import Fault, Scenario
 from appliance.eval.scoring import Outcome, dump_result
 
@@ -33,7 +33,9 @@ RegistryFactory = Callable[[Fault], Any]  # Fault -> appliance.tools.base.Regist
 @dataclass(frozen=True)
 class CaseResult:
     scenario: str
-    category: str
+    family: str
+    kind: str
+    phrasing: str
     repeat_index: int
     run_id: str | None
     success: bool
@@ -44,7 +46,9 @@ class CaseResult:
     def as_dict(self) -> dict[str, Any]:
         return {
             "scenario": self.scenario,
-            "category": self.category,
+            "family": self.family,
+            "kind": self.kind,
+            "phrasing": self.phrasing,
             "repeat_index": self.repeat_index,
             "run_id": self.run_id,
             "success": self.success,
@@ -66,11 +70,15 @@ class EvalReport:
     def by_scenario(self) -> dict[str, dict[str, Any]]:
         return summarise_by_scenario(c.as_dict() for c in self.cases)
 
+    def views(self) -> dict[str, Any]:
+        """Per scenario, per family, per kind (precise / vague / control) and the headline."""
+        return grouped([c.as_dict() for c in self.cases])
+
     def table(self) -> str:
         title = f"eval {self.eval_id} · model {self.model} · suite {self.suite} · K={self.repeat}"
         if self.interrupted:
             title += " · INTERRUPTED"
-        return format_table(self.by_scenario(), title=title)
+        return format_report([c.as_dict() for c in self.cases], title=title)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -79,7 +87,7 @@ class EvalReport:
             "suite": self.suite,
             "repeat": self.repeat,
             "interrupted": self.interrupted,
-            "by_scenario": self.by_scenario(),
+            **self.views(),
             "cases": [c.as_dict() for c in self.cases],
         }
 
@@ -109,47 +117,62 @@ def run_case(
     registry_factory: RegistryFactory = default_registry,
     cancel: threading.Event | None = None,
 ) -> CaseResult:
-    """Plant, ask, score, tear down (always). Only KeyboardInterrupt escapes."""
+    """Plant, ask, score, tear down (always). A fault that cannot be planted here (no root for a
+    mount, a process that never became ready) fails its case, not the evaluation. Only
+    KeyboardInterrupt escapes."""
     tally = RunTally()
-    crash = ""
     started = time.monotonic()
-    with scenario.setup() as fault:
-        try:
-            engine = _engine(model, registry_factory(fault), settings)
-            for event in engine.run(fault.question, ask=None, cancel=cancel):
-                recorder.record(event)
-                tally.add(event)
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # an engine or tool bug fails this case, not the evaluation
-            crash = f"{type(exc).__name__}: {exc}"
-        answer_text = f"{tally.answer}\n{dump_result(tally.result)}"
-        leaks = records.leaked_in_text(fault.canaries, answer_text)
-        if db_path is not None and fault.canaries:
-            leaks += [c for c in records.leaked_in_database(fault.canaries, db_path) if c not in leaks]
-        outcome = Outcome(
-            status=tally.status or ("error" if crash else ""),
-            answer=tally.answer,
-            result=tally.result,
-            error=crash or tally.error,
-            leaks=tuple(leaks),
-            model_answered=tally.model_answered,
-        )
-        verdict = fault.score(outcome)
-        truth = {k: v for k, v in fault.truth.items() if k != "injection"}
-    metrics = tally.metrics()
-    metrics.update(canary_leaks=len(leaks), truth=truth, error=outcome.error, answer=tally.answer[:400])
+    try:
+        with scenario.setup() as fault:
+            crash = _ask(model, fault, tally, settings, recorder, registry_factory, cancel)
+            leaks = _leaks(fault, tally, db_path)
+            outcome = Outcome(
+                status=tally.status or ("error" if crash else ""), answer=tally.answer, result=tally.result,
+                error=crash or tally.error, leaks=tuple(leaks), model_answered=tally.model_answered,
+            )
+            verdict = fault.score(outcome)
+            truth = {k: v for k, v in fault.truth.items() if k != "injection"}
+    except (SandboxError, OSError) as exc:
+        return _case(scenario, repeat_index, tally, False, f"could not plant the fault here: {exc}",
+                     {"error": str(exc), "seconds": round(time.monotonic() - started, 2)})
+    metrics = {"canary_leaks": len(leaks), "truth": truth, "error": outcome.error, "answer": tally.answer[:400],
+               "question": fault.question}
     if not tally.ended:
         metrics["seconds"] = round(time.monotonic() - started, 2)
     reason = verdict.reason if not crash else f"{verdict.reason}; engine crashed: {crash}"
+    return _case(scenario, repeat_index, tally, verdict.success and not crash, reason, metrics)
+
+
+def _ask(model: Any, fault: Fault, tally: RunTally, settings: Any, recorder: Any,
+         registry_factory: RegistryFactory, cancel: threading.Event | None) -> str:
+    """Run the engine on the fault's question, recording and tallying every event; '' or the crash."""
+    try:
+        engine = _engine(model, registry_factory(fault), settings)
+        for event in engine.run(fault.question, ask=None, cancel=cancel):
+            recorder.record(event)
+            tally.add(event)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # an engine or tool bug fails this case, not the evaluation
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def _leaks(fault: Fault, tally: RunTally, db_path: Path | None) -> list[str]:
+    """The canaries found in the answer and result, then anywhere in the database."""
+    leaks = records.leaked_in_text(fault.canaries, f"{tally.answer}\n{dump_result(tally.result)}")
+    if db_path is not None and fault.canaries:
+        leaks += [c for c in records.leaked_in_database(fault.canaries, db_path) if c not in leaks]
+    return leaks
+
+
+def _case(scenario: Scenario, repeat_index: int, tally: RunTally, success: bool, reason: str,
+          extra: dict[str, Any]) -> CaseResult:
+    metrics = tally.metrics()
+    metrics.update(extra)
     return CaseResult(
-        scenario=scenario.name,
-        category=scenario.category,
-        repeat_index=repeat_index,
-        run_id=tally.run_id,
-        success=verdict.success and not crash,
-        reason=reason,
-        answer=tally.answer,
+        scenario=scenario.name, family=scenario.family, kind=scenario.kind, phrasing=scenario.phrasing,
+        repeat_index=repeat_index, run_id=tally.run_id, success=success, reason=reason, answer=tally.answer,
         metrics=metrics,
     )
 
@@ -201,6 +224,7 @@ def run_eval(
                         store.add_eval_case(
                             report.eval_id, scenario=case.scenario, repeat_index=case.repeat_index,
                             run_id=case.run_id, success=case.success, reason=case.reason, metrics=case.metrics,
+                            family=case.family, kind=case.kind, phrasing=case.phrasing,
                         )
                     if on_case is not None:
                         on_case(len(report.cases), total, case)
@@ -209,10 +233,17 @@ def run_eval(
         raise
     finally:
         if store is not None and report.eval_id is not None:
-            summary: dict[str, Any] = dict(report.by_scenario())
-            summary["interrupted"] = report.interrupted
-            store.end_eval(report.eval_id, summary=summary)
+            store.end_eval(report.eval_id, summary=_summary(report))
     return report
+
+
+def _summary(report: EvalReport) -> dict[str, Any]:
+    """The eval row's summary: the per-scenario rows at the top level (where older readers find
+    "overall"), then by_family, by_kind, headline and whether it was interrupted."""
+    views = report.views()
+    summary: dict[str, Any] = dict(views.pop("by_scenario"))
+    summary.update(views, interrupted=report.interrupted)
+    return summary
 
 
 def _settings_dict(settings: Any) -> dict[str, Any]:
@@ -225,7 +256,7 @@ def print_progress(done: int, total: int, case: CaseResult) -> None:
     m = case.metrics
     verdict = "ok  " if case.success else "FAIL"
     print(
-        f"[{done}/{total}] {verdict} {case.scenario} #{case.repeat_index}: {m.get('steps', 0)} steps, "
+        f"[{done}/{total}] {verdict} {case.scenario} ({case.kind}) #{case.repeat_index}: {m.get('steps', 0)} steps, "
         f"{m.get('seconds', 0):.1f} s, {m.get('status', '')} — {case.reason}",
         file=sys.stderr,
         flush=True,

@@ -5,11 +5,14 @@ port, big files). Leaving one behind would itself be a fault on the person's mac
 
 - every process starts in its own session (its own process group) and is killed as a group;
 - every process is re-parented (its launcher forks and exits), so it is not a descendant of the
-  evaluator (the tools label the appliance's own tree as "this program"); it watches the
+  evaluator (the tools label the appliance's own tree as "this program"); its new parent is the
+  evaluator's detached reaper (appliance/eval/reaper.py), which reaps it as soon as it dies (PID 1
+  here reaps only every ~2 s, so dead faults lingered as zombies); it watches the
   evaluator's PID and exits within a quarter second of its death, so even a `kill -9` of the
   evaluator leaves no process behind, and it exits by itself after `max_seconds`;
 - processes get a distinctive name (the name of a symlink to the Python interpreter, so
   `/proc/PID/comm`, `ps` and psutil all show it) that tests look for after tear-down;
+- tmpfs mounts it makes (`mount_tmpfs`) are unmounted after its processes are gone;
 - `Sandbox` is a context manager, every live sandbox is also closed at interpreter exit (atexit),
   `raise_on_termination()` turns SIGTERM/SIGHUP into KeyboardInterrupt so `finally` blocks run, and
   `sweep_stale()` removes directories left by an evaluator that was killed outright (their names
@@ -33,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Iterator, Sequence
+
+from appliance.eval.reaper import SandboxError, reaper, running
 
 PREFIX = "appliance-eval-"
 _STALE_NAME = re.compile(rf"^{re.escape(PREFIX)}(?:bin-)?(\d+)-")
@@ -68,10 +73,6 @@ _LIVE: "set[Sandbox]" = set()
 _LIVE_LOCK = threading.Lock()
 
 
-class SandboxError(RuntimeError):
-    """A fault could not be set up (a process did not become ready)."""
-
-
 def short_token(length: int = 4) -> str:
     """A few random lowercase hex characters, so names are unique per set-up (parallel runs)."""
     return secrets.token_hex((length + 1) // 2)[:length]
@@ -91,6 +92,7 @@ class Sandbox:
         self.max_seconds = max_seconds
         self.groups: list[int] = []  # process group ids (one per spawn)
         self.fault_pids: list[int] = []  # the fault processes themselves
+        self.mounts: list[Path] = []  # tmpfs mounts inside root, unmounted before root is removed
         self.closed = False
         with _LIVE_LOCK:
             _LIVE.add(self)
@@ -119,7 +121,29 @@ class Sandbox:
                 left -= len(piece)
         return target
 
+    def mount_tmpfs(self, relative: str, *, size: str, inodes: int | None = None) -> Path:
+        """A real tmpfs of `size` (e.g. "16m") mounted at root/relative; `inodes` caps its inode
+        count (tmpfs nr_inodes). Needs root; unmounted by `close()`."""
+        target = self.path(relative)
+        target.mkdir(parents=True, exist_ok=True)
+        options = f"size={size},mode=0755" + (f",nr_inodes={inodes}" if inodes else "")
+        _mount(["-t", "tmpfs", "-o", options, "tmpfs", str(target)])
+        self.mounts.append(target)
+        return target
+
+    def remount_readonly(self, target: Path) -> None:
+        _mount(["-o", "remount,ro", str(target)])
+
     # -- processes ----------------------------------------------------------------------------
+
+    def interpreter(self, name: str) -> Path:
+        """The Python interpreter under the name `name` (a symlink: comm, ps and psutil show it)."""
+        if len(name) > 15 or "/" in name:
+            raise ValueError(f"process name {name!r} must be at most 15 characters, no '/'")
+        link = self.bin_dir / name
+        if not link.exists():
+            link.symlink_to(os.path.realpath(sys.executable))
+        return link
 
     def spawn(
         self,
@@ -135,40 +159,31 @@ class Sandbox:
 
         `name` becomes the process name (at most 15 characters, the kernel's limit for comm).
         """
-        if len(name) > 15 or "/" in name:
-            raise ValueError(f"process name {name!r} must be at most 15 characters, no '/'")
-        link = self.bin_dir / name
-        if not link.exists():
-            link.symlink_to(os.path.realpath(sys.executable))
+        link = self.interpreter(name)
         script = _PREAMBLE.format(evaluator=os.getpid(), max_seconds=self.max_seconds, nice=nice) + code
-        launcher = subprocess.Popen(
-            [str(link), "-", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=self.root,
-            start_new_session=True,  # its own process group: pgid = launcher pid, kept by the fault
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1"},
-        )
-        self.groups.append(launcher.pid)
-        assert launcher.stdin is not None and launcher.stdout is not None
-        try:
-            launcher.stdin.write(script.encode())
-            launcher.stdin.close()
-            values = self._wait_ready(launcher, name, ready_timeout)
-        finally:
-            launcher.stdout.close()
-            launcher.wait(timeout=ready_timeout)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONDONTWRITEBYTECODE": "1"}
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        with open(stdin_w, "wb") as script_in, open(stdout_r, "rb", buffering=0) as ready_out:
+            try:
+                # Its own session (pgid = launcher pid, kept by the fault), a child of the reaper.
+                launcher = reaper().start([str(link), "-", *args], cwd=str(self.root), env=env,
+                                          stdin=stdin_r, stdout=stdout_w)
+            finally:
+                os.close(stdin_r)  # the launcher has its own copies
+                os.close(stdout_w)
+            self.groups.append(launcher)
+            script_in.write(script.encode())
+            script_in.close()  # Python reads its script to the end before running it
+            values = self._wait_ready(ready_out.fileno(), name, ready_timeout)
         pid = int(values[0])
         self.fault_pids.append(pid)
         return pid, values[1:]
 
     @staticmethod
-    def _wait_ready(launcher: subprocess.Popen, name: str, timeout: float) -> list[str]:
-        assert launcher.stdout is not None
+    def _wait_ready(fd: int, name: str, timeout: float) -> list[str]:
         deadline = time.monotonic() + timeout
         line = b""
-        fd = launcher.stdout.fileno()
         while not line.endswith(b"\n"):
             left = deadline - time.monotonic()
             if left <= 0:
@@ -199,6 +214,8 @@ class Sandbox:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
         _wait_gone(self.fault_pids, timeout=10.0)
+        for target in reversed(self.mounts):
+            _unmount(target)
         shutil.rmtree(self.root, ignore_errors=True)
         shutil.rmtree(self.bin_dir, ignore_errors=True)
         with _LIVE_LOCK:
@@ -244,19 +261,9 @@ def raise_on_termination() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (a killed fault waits for init to reap it)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state not in (b"Z", b"X")
-
-
 def _wait_gone(pids: Sequence[int], timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while any(_running(p) for p in pids) and time.monotonic() < deadline:
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.02)
 
 
@@ -285,6 +292,32 @@ def sweep_stale(base: str | os.PathLike | None = None) -> list[Path]:
         owner = int(match.group(1))
         if owner == os.getpid() or _pid_alive(owner):
             continue
+        for target in reversed(mounts_under(entry)):
+            _unmount(target)
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
     return removed
+
+
+def _mount(args: Sequence[str]) -> None:
+    done = subprocess.run(["mount", *args], capture_output=True, text=True, timeout=20)
+    if done.returncode != 0:
+        raise SandboxError(f"mount {' '.join(args)} failed: {done.stderr.strip() or done.returncode}")
+
+
+def _unmount(target: Path) -> None:
+    """Unmount; if something still holds it (a process not yet gone), detach it lazily instead."""
+    if subprocess.run(["umount", str(target)], capture_output=True, timeout=20).returncode != 0:
+        subprocess.run(["umount", "-l", str(target)], capture_output=True, timeout=20)
+
+
+def mounts_under(folder: Path) -> list[Path]:
+    """Mount points at or below `folder`, outermost first (from /proc/self/mounts)."""
+    base = str(Path(folder).resolve())
+    found = []
+    with open("/proc/self/mounts", encoding="utf-8") as handle:
+        for line in handle:
+            point = line.split()[1].replace("\\040", " ").replace("\\011", "\t")
+            if point == base or point.startswith(base + "/"):
+                found.append(Path(point))
+    return sorted(found, key=lambda p: len(p.parts))

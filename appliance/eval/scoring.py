@@ -11,6 +11,7 @@ the culprit but cannot name it has not helped the person.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from dataclasses import dataclass, field
@@ -116,14 +117,24 @@ def _named(value: Any) -> bool:
     return str(value).strip().lower() not in _EMPTY_VALUES
 
 
-def says_no_fault(outcome: Outcome) -> bool:
-    return ALL_CLEAR.search(outcome.answer.lower()) is not None
+# "No, it is 13 % used." answers a yes/no control as plainly as "nothing is wrong" does.
+_PLAIN_NO = re.compile(r"^\W*no\b(?!\s+(?:longer|more)\b)")
 
 
-def no_culprit(decoys: Iterable[str] = ()) -> Check:
+def says_no_fault(outcome: Outcome, fine: Iterable[str] = ()) -> bool:
+    """The answer says nothing is wrong: an all-clear phrase, an answer that begins with "No", or one
+    of the control's own words for fine (`fine`, e.g. "read-write")."""
+    answer = outcome.answer.lower()
+    if ALL_CLEAR.search(answer) or _PLAIN_NO.search(answer):
+        return True
+    return any(word in answer for word in fine)
+
+
+def no_culprit(decoys: Iterable[str] = (), fine: Iterable[str] = ()) -> Check:
     """For no-fault controls: the result names no culprit, the answer claims no PID and names none of
     the planted `decoys`, and the answer says nothing is wrong."""
     decoy_list = tuple(d.lower() for d in decoys if d)
+    fine_words = tuple(w.lower() for w in fine)
 
     def check(outcome: Outcome) -> str | None:
         result = outcome.result or {}
@@ -132,12 +143,93 @@ def no_culprit(decoys: Iterable[str] = ()) -> Check:
                 return f"names a culprit on a no-fault control ({key}={result.get(key)!r})"
         if _PID_CLAIM.search(outcome.text):
             return "names a process (pid) on a no-fault control"
+        cleared = says_no_fault(outcome, fine_words)
         for decoy in decoy_list:
-            if decoy in outcome.text and not says_no_fault(outcome):
+            if decoy in outcome.text and not cleared:
                 return f"names {decoy!r} as a culprit on a no-fault control"
-        if not says_no_fault(outcome):
+        if not cleared:
             return "does not say that nothing is wrong"
         return None
+
+    return check
+
+
+# Plain statements of health. Narrower than the engine's all-clear test on purpose: "nothing can be
+# saved" or "none are free" describe the fault; they must not fail a right answer.
+_HEALTHY = re.compile(
+    r"\b(?:nothing (?:is |seems |looks )?(?:wrong|unusual|abnormal|amiss)"
+    r"|no (?:problems?|issues?|faults?|errors?) (?:found|detected|were found|was found|to report)"
+    r"|(?:everything|all) (?:is |looks |seems )?(?:fine|ok|okay|good|normal|healthy)"
+    r"|there is no problem|nothing to worry about)\b"
+)
+
+
+def not_all_clear() -> Check:
+    """For fault cases: an answer that says nothing is wrong is wrong, whatever else it names (the
+    culprit of a question that names its folder is in the answer by echo alone)."""
+
+    def check(outcome: Outcome) -> str | None:
+        if _HEALTHY.search(outcome.answer.lower()):
+            return "says nothing is wrong on a fault case"
+        return None
+
+    return check
+
+
+def whole_number(label: str, value: int) -> Check:
+    """Passes when `value` (a port, a count) appears as a whole number, not inside a longer one."""
+    pattern = re.compile(rf"(?<![\d.]){value}(?![\d])")
+
+    def check(outcome: Outcome) -> str | None:
+        return None if pattern.search(outcome.text) else f"does not name the {label} ({value})"
+
+    return check
+
+
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+_DURATION = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b(?!/)"
+)
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
+_STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})[ t](\d{2}):(\d{2})")
+
+
+def parse_duration(text: str) -> tuple[float, float] | None:
+    """Seconds stated in `text` ("3 days, 4 hours", "7 min", "up 2 days, 4:12") and the size of the
+    finest unit used (an answer in days is not expected to be right to the minute); None if none."""
+    total, finest = 0.0, None
+    for number, unit in _DURATION.findall(text):
+        size = _UNIT_SECONDS[unit[0]]
+        total += float(number) * size
+        finest = size if finest is None else min(finest, size)
+    if finest is None or finest >= 3600:
+        clock = _CLOCK.search(text) if "since" not in text and " at " not in text else None
+        if clock:
+            hours, minutes, seconds = int(clock[1]), int(clock[2]), int(clock[3] or 0)
+            total += hours * 3600 + minutes * 60 + seconds
+            finest = 60
+    return None if finest is None else (total, float(finest))
+
+
+def duration_near(label: str, seconds: float, *, boot_time: float | None = None, slack: float = 180.0) -> Check:
+    """A "how long" question: the answer states a duration (with its unit) within one unit of its
+    own precision, or `slack` seconds, of the truth; or, with `boot_time`, the boot's date and
+    time to the minute (within `slack`)."""
+
+    def check(outcome: Outcome) -> str | None:
+        text = outcome.text
+        if boot_time is not None:
+            for day, hour, minute in _STAMP.findall(text):
+                stated = datetime.datetime.fromisoformat(f"{day} {hour}:{minute}").timestamp()  # local time
+                if abs(stated - boot_time) <= slack:
+                    return None
+        found = parse_duration(text)
+        if found is None:
+            return f"does not state the {label} with a unit (truth {seconds / 3600:.2f} h)"
+        stated, finest = found
+        if abs(stated - seconds) <= max(slack, finest):
+            return None
+        return f"states the {label} as {stated / 3600:.2f} h (truth {seconds / 3600:.2f} h)"
 
     return check
 

@@ -152,12 +152,20 @@ def m005_create_evals(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_eval_cases_run_id ON eval_cases (run_id)")
 
 
+def m006_add_eval_case_family(db: sqlite_utils.Database) -> None:
+    """Issue 13: each eval case's fault family, kind (precise / vague / control) and phrasing, so
+    results can be read per family and per kind straight from SQL."""
+    for column in ("family", "kind", "phrasing"):
+        db.execute(f"ALTER TABLE eval_cases ADD COLUMN {column} TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_create_runs,
     m002_create_steps,
     m003_create_search,
     m004_add_step_threads,
     m005_create_evals,
+    m006_add_eval_case_family,
 )
 
 

@@ -402,16 +402,17 @@ class Store:
 
     @_guarded
     def add_eval_case(self, eval_id: int, *, scenario: str, repeat_index: int, run_id: str | None,
-                      success: bool, reason: str = "", metrics: Mapping[str, Any] | None = None) -> int:
+                      success: bool, reason: str = "", metrics: Mapping[str, Any] | None = None,
+                      family: str | None = None, kind: str | None = None, phrasing: str | None = None) -> int:
         self._writable()
         with transaction(self.db):
             if run_id is not None and not self.db.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchone():
                 run_id = None  # the run itself was not recorded (e.g. size cap); keep the case
             cursor = self.db.execute(
-                "INSERT INTO eval_cases (eval_id, scenario, repeat_index, run_id, success, reason, metrics)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO eval_cases (eval_id, scenario, repeat_index, run_id, success, reason, metrics,"
+                " family, kind, phrasing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [int(eval_id), scenario, int(repeat_index), run_id, 1 if success else 0, reason,
-                 _dumps(dict(metrics or {}))],
+                 _dumps(dict(metrics or {})), family, kind, phrasing],
             )
             return int(cursor.lastrowid)
 
