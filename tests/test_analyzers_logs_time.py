@@ -66,13 +66,16 @@ def test_a_clean_log_and_counts_of_none_are_not_errors(tmp_path):
     assert found[0].values["errors"] == 0 and "no error lines" in found[0].verdict
 
 
-def test_a_few_errors_are_no_burst_but_their_first_line_is_quoted_and_redacted(tmp_path):
+def test_a_few_errors_in_a_named_log_are_its_finding_quoted_and_redacted(tmp_path):
+    """The person named this log: two error lines are the answer, not noise (a machine-wide scan of
+    /var/log still needs a burst)."""
     log = tmp_path / "login.log"
     log.write_text("INFO start\nERROR login failed for admin password=hunter2secret\n"
                    + "INFO fine\n" * 100 + "ERROR disk quota nearly reached\n")
     found = log_errors.analyze_log_path(str(log), _confined(tmp_path))
-    assert found[0].severity == "ok" and found[0].values["errors"] == 2
+    assert found[0].severity == "warning" and found[0].values["errors"] == 2
     assert "disk quota nearly reached" in found[0].verdict  # the newest burst, of one line
+    assert log_errors._finding("x", log_errors.judge_lines(log.read_text().splitlines()), None).severity == "ok"
     assert "hunter2secret" not in repr(found)
 
 

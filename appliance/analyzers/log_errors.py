@@ -64,30 +64,37 @@ def judge_lines(lines: list[str]) -> dict:
     return out
 
 
-def _finding(where: str, judged: dict, path: str | None) -> Finding:
+def _finding(where: str, judged: dict, path: str | None, *, named: bool = False) -> Finding:
+    """named: the person named this log, so any error line in it is the finding (on a machine-wide
+    scan only a burst is: old single errors in /var/log are noise there)."""
     scanned = f"{judged['lines_scanned']} lines scanned"
     if not judged["errors"]:
         return Finding("log_errors", OK, f"{where}: no error lines ({scanned}, {plural(judged['warnings'], 'warning')})",
                        judged, path=path)
     repeated = judged.get("most_repeated")
     tail = f"; most repeated ({repeated['count']}×): «{repeated['example']}»" if repeated else ""
-    if judged["burst"] >= BURST_ERRORS:
+    if judged["burst"] >= BURST_ERRORS or named:
         return Finding("log_errors", WARNING,
-                       f"{where}: a burst of {judged['burst']} error lines ({judged['errors']} in {scanned}); "
+                       f"{where}: {_errors_phrase(judged)} ({judged['errors']} in {scanned}); "
                        f"it starts with: «{judged['cause']}»{tail}", judged, culprit=path or where, path=path)
     return Finding("log_errors", OK,
                    f"{where}: {plural(judged['errors'], 'error line')}, no burst ({scanned}); "
                    f"the first of the newest: «{judged['cause']}»", judged, path=path)
 
 
-def _read_file(readings: Readings, path: str) -> Finding:
+def _errors_phrase(judged: dict) -> str:
+    burst = judged["burst"]
+    return f"a burst of {burst} error lines" if burst >= BURST_ERRORS else f"{plural(burst, 'error line')} in the newest run"
+
+
+def _read_file(readings: Readings, path: str, *, named: bool = False) -> Finding:
     try:
         lines, source = tail_lines(readings.policy, path, TAIL_BYTES)
     except (PathDenied, OSError, NotText) as exc:
         return Finding("log_errors", UNKNOWN, f"cannot read {path}: {quote(str(exc), 200)}", {}, path=path)
     judged = judge_lines(lines)
     judged["modified"] = source.get("modified")
-    return _finding(source["path"], judged, source["path"])
+    return _finding(source["path"], judged, source["path"], named=named)
 
 
 def newest_logs(readings: Readings, folder: str, *, since: float | None = None) -> list[str]:
@@ -125,11 +132,11 @@ def analyze_log_path(path: str, readings: Readings) -> list[Finding]:
     except PathDenied as exc:
         return [Finding("log_errors", UNKNOWN, quote(str(exc), 240), {}, path=path)]
     if not real.is_dir():
-        return [_read_file(readings, str(real))]
+        return [_read_file(readings, str(real), named=True)]
     files = newest_logs(readings, str(real))
     if not files:
         return [Finding("log_errors", OK, f"{real}: no log files in it", {"files": 0}, path=str(real))]
-    found = [_read_file(readings, f) for f in files]
+    found = [_read_file(readings, f, named=True) for f in files]
     with_errors = [f for f in found if f.values.get("errors")]
     if with_errors:
         return sorted(with_errors, key=lambda f: f.severity != WARNING)
