@@ -96,3 +96,15 @@ def test_the_appliance_is_never_the_answer():
     assert names_self("The most recent process is the appliance itself.", {}, {321}, (), bodies)
     assert names_self("kdamond uses 1% CPU.", {"process": "kdamond", "pid": 40}, {321}, (), bodies) is None
     assert names_self("Nothing but the appliance itself uses CPU; no hog.", {}, {321}, (), bodies) is None
+
+
+def test_a_which_answer_must_name_a_thing_an_observation_shows():
+    bodies = ["headline: fullest: / 23.4% used, 77.8 GiB free\nfilesystems:\n  mount=/ device=/dev/vda used_percent=23.4",
+              "[ok] cpu: no CPU hog: the busiest process, kdamond (pid 77), uses 2 % of one core"]
+    q = "what is filling my disk?"
+    problem = check_fit(q, "The disk is 23.4% full, with 77.8 GiB free.", {"culprit": "disk"}, bodies)
+    assert problem and problem.startswith("[names-no-thing")
+    assert check_fit(q, "Nothing unusual fills it: / is 23.4% used.", {}, bodies) is None
+    sizes = bodies + ["headline: largest: /var 12.0 GiB (60.0%)\nlargest: path=/var size=12.0 GiB; path=/usr size=5.0 GiB"]
+    assert check_fit(q, "/var holds most of it: 12 GiB.", {"path": "/var"}, sizes) is None
+    assert check_fit("which process uses the most cpu?", "kdamond (pid 77) uses 2%.", {}, bodies) is None

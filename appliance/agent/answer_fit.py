@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from appliance.agent.checks import says_all_clear
+from appliance.agent.agreement import denies_all
 
 WHICH = "which"
 AMOUNT = "amount"
@@ -145,7 +145,7 @@ def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
     log_bodies: the observations that read a log (a why/open answer must quote their cause)."""
     form = question_form(question)
     stated = " ".join([answer, *(str(v) for v in result.values())])
-    all_clear = says_all_clear(answer)
+    all_clear = denies_all(answer)
     if form == AMOUNT:
         observed = set()
         for body in bodies:
@@ -156,6 +156,9 @@ def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
         if not any(_observed_number(n, observed) for n in numbers):
             return f"[number {numbers[0]!r} not-in-any-observation]"
         return None
+    if form == WHICH and not all_clear and not names_entity(stated, bodies):
+        return ("[names-no-thing: the question asks which process, file, folder or port; name one that an "
+                "observation shows, or use a tool that lists them]")
     if form == WHICH and not all_clear and _SUPERLATIVE.search(question):
         firsts = ranked_firsts(bodies)
         if firsts and not any(r.subject.lower() in stated.lower() for r in firsts):
@@ -169,6 +172,30 @@ def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
                               for line in errors):
             return f"[log-errors-not-quoted: the log shows: {errors[0][:120]}]"
     return None
+
+
+_ENTITY_VALUE = re.compile(r"(?:name|process|command|path|mount|unit|port|pid)=\"?([^\s\";,]+)")
+_PATH_TOKEN = re.compile(r"(?<![\w])/[\w.@+\-/]*[\w]")
+
+
+def entities(bodies: Iterable[str]) -> set[str]:
+    """The things observations name: process names, paths, mounts, units, ports and pids."""
+    found: set[str] = set()
+    for body in bodies:
+        found.update(m.group(1).strip("()").lower() for m in _ENTITY_VALUE.finditer(body))
+        found.update(m.group(0).lower() for m in _PATH_TOKEN.finditer(body) if len(m.group(0)) > 1)
+        found.update(m.group(1).lower() for m in re.finditer(r"([\w.\-]{3,}) \(pid (\d+)\)", body))
+        found.update(m.group(1) for m in re.finditer(r"\(pid (\d+)\)", body))
+    return {e for e in found if len(e) >= 2}
+
+
+def names_entity(stated: str, bodies: Iterable[str]) -> bool:
+    """True when the answer names a thing an observation shows (as a whole word or path)."""
+    lowered = stated.lower()
+    for entity in entities(bodies):
+        if re.search(rf"(?<![\w/.-]){re.escape(entity)}(?![\w-]|\.\d)", lowered):
+            return True
+    return False
 
 
 def _other_subjects(bodies: Iterable[str], firsts: list[Ranked]) -> set[str]:
