@@ -572,7 +572,7 @@ class _Run:
     def _replace_invented(self, step: int, parsed: Step, stats: GenerationStats, problem: str) -> Iterator[ev.Event]:
         """A final answer that still names facts no observation shows, after its one more step, is
         not passed on: the engine answers from the evidence instead, marked forced."""
-        yield from self._forced_from_evidence("its answer named facts that no observation shows")
+        yield from self._forced_from_evidence(f"its answer did not hold after one more step: {problem}")
         yield ev.StepRecorded(
             run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
             action_input=dict(parsed.action_input), observation_status="rejected",
