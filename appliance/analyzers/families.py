@@ -15,7 +15,7 @@ RESOURCES: tuple[Analyzer, ...] = (
     deleted_open.ANALYZER, readonly_fs.ANALYZER, disk_io.ANALYZER,
 )
 
-# Processes, network, logs and time (docs/analyzers-processes.md).
+# Processes, network, logs and time (docs/analyzers.md).
 PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
     Analyzer("zombies", ("zombie", "defunct", "reap", "pid exhaustion"), process_counts.zombies),
     Analyzer("open_files", ("open files", "file descriptor", "descriptors", "fd", "ulimit", "too many open",

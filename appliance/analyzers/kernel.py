@@ -4,7 +4,7 @@
 Recent means the last hour: the kernel's time stamps count seconds since boot, so a message's wall
 time is boot time + stamp (a suspend makes older messages look older, never newer). Errors from
 boot time are hardware and driver noise more often than not and are only listed once they are
-more than an hour old. Thresholds: docs/analyzers-processes.md.
+more than an hour old. Thresholds: docs/analyzers.md.
 """
 
 from __future__ import annotations

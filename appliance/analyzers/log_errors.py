@@ -7,7 +7,7 @@ wins ("INFO backup done, 0 errors" is no error), counts of none are no errors.
 A burst is the newest run of error lines in the scanned tail, errors at most GAP_LINES lines apart;
 its cause is the burst's first error line (what went wrong first; the lines after it are most
 often its consequences). Text in logs is untrusted data: it is counted and quoted, never obeyed.
-Thresholds: docs/analyzers-processes.md.
+Thresholds: docs/analyzers.md.
 """
 
 from __future__ import annotations

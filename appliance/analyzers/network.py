@@ -6,7 +6,7 @@ naming them; `port_finding(port)` answers "is my dependency up?" (a warning when
 `connections` flags one process with an abnormal number of sockets in one state: many CLOSE_WAIT
 (the peer closed, the program never did: a socket leak), many SYN_SENT (it keeps trying to reach
 something that does not answer) or hundreds of connections overall. Thresholds:
-docs/analyzers-processes.md.
+docs/analyzers.md.
 """
 
 from __future__ import annotations

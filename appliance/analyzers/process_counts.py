@@ -1,5 +1,5 @@
 """Per-process counts that run out: zombies (pid slots), open files (descriptors vs the limit) and
-threads (vs the kernel's limits). Thresholds and why: docs/analyzers-processes.md.
+threads (vs the kernel's limits). Thresholds and why: docs/analyzers.md.
 
 The appliance's own processes and their children are never a culprit: a zombie of the appliance's
 own is not counted, and the process with the most threads or descriptors is the busiest *other*.

@@ -5,7 +5,7 @@ analyzer watches process births for the sample interval (the pid list every 20 m
 parent and command line read once it appears, re-read while it lives because a fork shows its
 parent's command line until it execs), and counts the system's forks (/proc/stat `processes`).
 
-The rule (docs/analyzers-processes.md):
+The rule (docs/analyzers.md):
 - restarting: the same command line started at least twice by the same parent while watched,
   with at least one of those instances already gone -> warning (the program keeps dying and
   being started again);

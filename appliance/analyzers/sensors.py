@@ -1,6 +1,6 @@
 """Temperatures against their own high and critical marks, fans, and the battery (psutil.sensors_*).
 Virtual machines and many servers expose none: that verdict is `unknown` ("no sensors"), not ok.
-Thresholds: docs/analyzers-processes.md."""
+Thresholds: docs/analyzers.md."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ the offset and the maximum error the NTP discipline keeps), plus `timedatectl sh
 runs, plus whether a time service (chronyd, ntpd, systemd-timesyncd, ...) is running. Whether the
 clock is *right* needs a trusted clock elsewhere; on a virtual machine without a time service the
 host usually keeps it, which cannot be checked from inside, so that verdict is `unknown`.
-Thresholds: docs/analyzers-processes.md.
+Thresholds: docs/analyzers.md.
 """
 
 from __future__ import annotations
