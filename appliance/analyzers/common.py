@@ -67,9 +67,24 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
+# Every program an analyzer runs, with its exact arguments: read-only queries only. Nothing the
+# model writes reaches this list; a call not on it is a bug and raises.
+FIXED_COMMANDS: frozenset[tuple[str, ...]] = frozenset({
+    ("dmesg", "--raw", "--level=emerg,alert,crit,err,warn,notice,info"),
+    ("journalctl", "--no-pager", "--quiet", "-o", "short-iso", "-p", "err", "--since=-1h", "-n", "2000"),
+    ("journalctl", "--no-pager", "--list-boots"),
+    ("systemctl", "--failed", "--no-legend", "--plain", "--no-pager"),
+    ("systemctl", "show", "--no-pager", "-p", "Id", "-p", "NRestarts", "-p", "SubState", "*.service"),
+    ("timedatectl", "show"),
+    ("last", "-x", "--time-format", "iso", "reboot"),
+})
+
+
 def run_program(name: str, *args: str, timeout: float = 3.0, cap: int = 512 * 1024) -> Ran | None:
-    """Run a fixed, read-only program from the system directories (no shell, no $PATH, its own
-    process group, a deadline); None when it is not installed."""
+    """Run one of FIXED_COMMANDS from the system directories (no shell, no $PATH, its own process
+    group, a deadline); None when it is not installed."""
+    if (name, *args) not in FIXED_COMMANDS:
+        raise ValueError(f"{name} {' '.join(args)} is not one of the analyzers' fixed read-only commands")
     path = find_program(name)
     if path is None:
         return None

@@ -1,5 +1,4 @@
-"""Kernel errors and warnings from the kernel log (`dmesg --raw`, run as a fixed read-only program;
-/dev/kmsg is a device and the path policy never opens devices).
+"""Kernel errors and warnings from the kernel log (the shared reading of appliance.analyzers.kernel_log).
 
 Recent means the last hour: the kernel's time stamps count seconds since boot, so a message's wall
 time is boot time + stamp (a suspend makes older messages look older, never newer). Errors from
@@ -9,28 +8,12 @@ more than an hour old. Thresholds: docs/analyzers.md.
 
 from __future__ import annotations
 
-import re
-
-import psutil
-
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
-from appliance.analyzers.common import plural, quote, run_program
-from appliance.analyzers.readings import ReadingUnavailable, Readings
+from appliance.analyzers.common import plural, quote
+from appliance.analyzers.kernel_log import LEVELS, messages, parse_raw
+from appliance.analyzers.readings import Readings
 
 RECENT_SECONDS = 3600
-LEVELS = {0: "emerg", 1: "alert", 2: "crit", 3: "err", 4: "warn"}
-_RAW_RE = re.compile(r"^<(\d+)>\[\s*(\d+\.\d+)\]\s?(.*)$")
-
-
-def parse_raw(output: str, boot_time: float) -> list[dict]:
-    """`dmesg --raw` lines as {level, when (Unix time), text}; continuation lines are skipped."""
-    messages = []
-    for line in output.splitlines():
-        match = _RAW_RE.match(line)
-        if match:
-            level = int(match.group(1)) & 7  # the facility sits in the higher bits
-            messages.append({"level": level, "when": boot_time + float(match.group(2)), "text": match.group(3)})
-    return messages
 
 
 def judge(messages: list[dict], now: float) -> Finding:
@@ -60,9 +43,7 @@ def _source(text: str) -> str:
 
 
 def kernel_errors(readings: Readings) -> list[Finding]:
-    ran = run_program("dmesg", "--raw", "--level=emerg,alert,crit,err,warn", timeout=3.0, cap=2 * 1024 * 1024)
-    if ran is None:
-        raise ReadingUnavailable("dmesg is not installed")
-    if ran.exit_code != 0:
-        raise ReadingUnavailable(f"the kernel log cannot be read: {quote(ran.output, 160)}")
-    return [judge(parse_raw(ran.output, psutil.boot_time()), readings.now)]
+    return [judge(messages(readings), readings.now)]
+
+
+__all__ = ["LEVELS", "judge", "kernel_errors", "parse_raw"]

@@ -1,9 +1,10 @@
-"""The kernel's log, read once per check through the project's read-only command runner.
+"""The kernel's log, read once per check: every analyzer that needs it (kernel errors, OOM kills,
+filesystems turned read-only) shares one reading.
 
-Why `dmesg --level=err,warn` from the allow-list and not /dev/kmsg: it is the same ring buffer,
-and going through `appliance.tools.commands` keeps one validated way of running a program (absolute
-path, no shell, output cap, deadline). The lines keep dmesg's own `[seconds since boot]` stamps;
-`wall_time()` turns them into clock time. Every line is redacted before any analyzer sees it.
+Why `dmesg --raw` (a fixed read-only command) and not /dev/kmsg: it is the same ring buffer, and
+the path policy never opens devices. `--raw` keeps each message's level (`<3>` = err) and its
+`[seconds since boot]` stamp; `wall_time()` turns a stamp into clock time. Every line is redacted
+before any analyzer sees it.
 """
 
 from __future__ import annotations
@@ -12,47 +13,49 @@ import re
 
 import psutil
 
+from appliance.analyzers.common import quote, run_program
 from appliance.analyzers.readings import ReadingUnavailable, Readings
-from appliance.tools.commands import match_allowed
 from appliance.tools.redact import redact
-from appliance.tools.runner import find_program, run_capped
 
-COMMAND = "dmesg --level=err,warn"
-TIMEOUT = 1.5
-CAP = 1 << 20
-_STAMP = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
+LEVELS = {0: "emerg", 1: "alert", 2: "crit", 3: "err", 4: "warn"}
+TIMEOUT = 3.0
+CAP = 2 * 1024 * 1024
+_RAW_RE = re.compile(r"^<(\d+)>\[\s*(\d+\.\d+)\]\s?(.*)$")
 
 
-def run_allowed(command: str, *, timeout: float = TIMEOUT, cap: int = CAP) -> str:
-    """The output of one command of the read-only allow-list; raises ReadingUnavailable when it
-    is not installed, not permitted or fails."""
-    argv = match_allowed(command)
-    if isinstance(argv, str):
-        raise ValueError(f"{command!r} is not on the read-only allow-list: {argv}")
-    program = find_program(argv[0])
-    if program is None:
-        raise ReadingUnavailable(f"{argv[0]} is not installed")
-    ran = run_capped([program, *argv[1:]], timeout=timeout, cap=cap)
-    if ran.timed_out:
-        raise ReadingUnavailable(f"{command} did not finish within {timeout:g} s")
-    if ran.exit_code != 0:
-        first = (ran.output.strip().splitlines() or [f"exit code {ran.exit_code}"])[0]
-        raise ReadingUnavailable(f"{command} failed: {redact(first)[:160]}")
-    return ran.output
+def parse_raw(output: str, boot_time: float) -> list[dict]:
+    """`dmesg --raw` lines as {level, stamp (seconds since boot), when (Unix time), text};
+    continuation lines are skipped."""
+    messages = []
+    for line in output.splitlines():
+        match = _RAW_RE.match(line)
+        if match:
+            level = int(match.group(1)) & 7  # the facility sits in the higher bits
+            stamp = float(match.group(2))
+            messages.append({"level": level, "stamp": stamp, "when": boot_time + stamp, "text": match.group(3)})
+    return messages
+
+
+def messages(readings: Readings) -> list[dict]:
+    """The kernel log's messages down to level info (a mount is logged at info), redacted, read once per check."""
+
+    def read() -> list[dict]:
+        ran = run_program("dmesg", "--raw", "--level=emerg,alert,crit,err,warn,notice,info", timeout=TIMEOUT, cap=CAP)
+        if ran is None:
+            raise ReadingUnavailable("dmesg is not installed")
+        if ran.timed_out:
+            raise ReadingUnavailable(f"dmesg did not finish within {TIMEOUT:g} s")
+        if ran.exit_code != 0:
+            raise ReadingUnavailable(f"the kernel log cannot be read: {quote(ran.output, 160)}")
+        found = parse_raw(ran.output, psutil.boot_time())
+        return [dict(m, text=redact(m["text"])) for m in found]
+
+    return readings.get("kernel_log", read)
 
 
 def lines(readings: Readings) -> list[tuple[float | None, str]]:
-    """(seconds since boot or None, redacted text) for each error and warning line of the kernel log."""
-
-    def read() -> list[tuple[float | None, str]]:
-        out = []
-        for raw in run_allowed(COMMAND).splitlines():
-            match = _STAMP.match(raw)
-            stamp, text = (float(match.group(1)), match.group(2)) if match else (None, raw)
-            out.append((stamp, redact(text)))
-        return out
-
-    return readings.get("kernel_log", read)
+    """(seconds since boot, redacted text) for each line of the kernel log, oldest first."""
+    return [(m["stamp"], m["text"]) for m in messages(readings)]
 
 
 def wall_time(since_boot: float | None) -> float | None:

@@ -37,11 +37,18 @@ def _error_evidence(mount: Mount, log: list[tuple[float | None, str]]) -> str | 
             errors = 0
         if errors:
             return f"ext4 reports {errors} error{'s' if errors > 1 else ''} on {name}"
-    for _stamp, text in reversed(log):
+    # Only what the kernel said since this device was last mounted: a loop device or a disk that is
+    # mounted again must not inherit an earlier mount's errors.
+    evidence = None
+    for _stamp, text in log:
         lower = text.lower()
-        if name and name in text and any(word in lower for word in _REMOUNT_WORDS):
-            return f"kernel log: {text[:200]}"
-    return None
+        if not name or name not in text:
+            continue
+        if "mounted filesystem" in lower:
+            evidence = None
+        elif any(word in lower for word in _REMOUNT_WORDS):
+            evidence = f"kernel log: {text[:200]}"
+    return evidence
 
 
 def _holds_files(mountpoint: str) -> bool:
