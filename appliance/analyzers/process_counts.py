@@ -18,6 +18,10 @@ from appliance.analyzers.common import candidates, name_of, plural, proc_table, 
 from appliance.analyzers.readings import ReadingUnavailable, Readings
 
 ZOMBIE_RECHECK_SECONDS = 0.2  # a zombie still there this much later is not being reaped
+# ... except by init, which reaps orphans on its own schedule (some minimal inits of containers and
+# VMs every few seconds): its zombies are looked at again this much later (the check's other
+# analyzers take as long, so it adds no time).
+INIT_RECHECK_SECONDS = 1.5
 ZOMBIE_CRITICAL_SHARE = 0.05  # of pid_max: pid exhaustion is near
 FD_WARNING, FD_CRITICAL = 0.80, 0.95  # of the soft RLIMIT_NOFILE
 FILE_NR_WARNING = 0.80  # of fs.file-max
@@ -28,8 +32,8 @@ THREADS_SYSTEM_WARNING, THREADS_SYSTEM_CRITICAL = 0.75, 0.90  # of min(threads-m
 # -- zombies --------------------------------------------------------------------------------------
 
 
-def _still_zombies(pids: list[int]) -> set[int]:
-    time.sleep(ZOMBIE_RECHECK_SECONDS)
+def _still_zombies(pids: list[int], seconds: float = ZOMBIE_RECHECK_SECONDS) -> set[int]:
+    time.sleep(seconds)
     left = set()
     for pid in pids:
         try:
@@ -47,7 +51,9 @@ def zombies(readings: Readings) -> list[Finding]:
     # a zombie of the appliance's own (or one that is itself ours) is not a fault of the machine
     found = [p for p in table.values() if p.get("status") == psutil.STATUS_ZOMBIE
              and p["pid"] not in own and p.get("ppid") not in own]
-    lasting = _still_zombies([p["pid"] for p in found]) if found else set()
+    lasting = _still_zombies([p["pid"] for p in found if p.get("ppid") != 1]) if found else set()
+    if any(p.get("ppid") == 1 for p in found):
+        lasting |= _still_zombies([p["pid"] for p in found if p.get("ppid") == 1], INIT_RECHECK_SECONDS)
     by_parent: dict[int, list[int]] = defaultdict(list)
     for p in found:
         if p["pid"] in lasting:
