@@ -108,3 +108,17 @@ def test_a_which_answer_must_name_a_thing_an_observation_shows():
     sizes = bodies + ["headline: largest: /var 12.0 GiB (60.0%)\nlargest: path=/var size=12.0 GiB; path=/usr size=5.0 GiB"]
     assert check_fit(q, "/var holds most of it: 12 GiB.", {"path": "/var"}, sizes) is None
     assert check_fit("which process uses the most cpu?", "kdamond (pid 77) uses 2%.", {}, bodies) is None
+
+
+def test_the_tools_suggested_for_a_question_follow_its_families():
+    from appliance.agent.prompt import suggested_tools
+    from appliance.analyzers import for_question
+    from appliance.tools.registry import default_registry
+
+    specs = default_registry().specs
+    q = "Which process is using the most CPU? Give its name and PID."
+    assert for_question(q)[0] == "cpu" and suggested_tools(q, specs, families=for_question(q))[0] == "top_processes"
+    q = "Which process is writing the most to disk right now?"
+    assert for_question(q)[0] == "disk_io" and suggested_tools(q, specs, families=for_question(q))[0] == "disk_io"
+    q = "what is listening on port 8080?"
+    assert "network_connections" in suggested_tools(q, specs, families=for_question(q))[:1]

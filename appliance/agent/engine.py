@@ -288,7 +288,7 @@ class _Run:
         first_text = yield from self._first_evidence()
         if self.evidence.topics or self.evidence.looks:
             self.ctl.finish_early = True  # the verdicts of its topic or the look may answer it
-        suggested = suggested_tools(self.question, specs)
+        suggested = suggested_tools(self.question, specs, families=self.evidence.topics)
         self.messages.append(Message("user", question_message(self.question, first_text, self.s.max_steps,
                                                               suggested, snapshot_answers=self.ctl.finish_early)))
         for step in range(1, self.s.max_steps + 1):

@@ -232,13 +232,39 @@ def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
     return tools
 
 
-def suggested_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> list[str]:
+# The tools that dig into each analyzer family, best first: a question about a family is pointed at
+# them (words alone sent "which process uses the most CPU? give its PID" to process_details).
+FAMILY_TOOLS: Mapping[str, tuple[str, ...]] = {
+    "cpu": ("top_processes",), "memory": ("top_processes", "memory_report"), "oom": ("read_log",),
+    "swap": ("memory_report",), "filesystem_full": ("disk_usage", "dir_sizes"), "inodes": ("disk_usage",),
+    "deleted_open": ("process_details",), "readonly_fs": ("disk_usage",), "disk_io": ("disk_io", "top_processes"),
+    "zombies": ("top_processes", "process_details"), "open_files": ("process_details",),
+    "threads": ("top_processes",), "restarts": ("top_processes",), "listening": ("network_connections",),
+    "connections": ("network_connections",), "failed_services": ("run_readonly", "read_log"),
+    "log_errors": ("read_log",), "kernel_errors": ("run_readonly",), "clock": ("run_readonly",),
+    "sensors": ("sensors",), "uptime": ("system_overview",),
+}
+
+
+def family_tools(families: Iterable[str], specs: Iterable[ToolSpec]) -> list[str]:
+    names = {spec.name for spec in specs}
+    tools: list[str] = []
+    for family in families:
+        for tool in FAMILY_TOOLS.get(family, ()):
+            if tool in names and tool not in tools:
+                tools.append(tool)
+    return tools
+
+
+def suggested_tools(question: str, specs: Iterable[ToolSpec], top: int = 2,
+                    families: Iterable[str] = ()) -> list[str]:
     """What the question message names as fitting: the tool that looks at a named file first,
     then list_dir for a named folder (only when no word match already looks at files or
-    folders), then the best word matches (a question about the largest file under a folder is
-    better served by largest_files than by a listing)."""
+    folders), then the tools of the analyzer families the question is about, then the best word
+    matches (a question about the largest file under a folder is better served by largest_files
+    than by a listing)."""
     specs = list(specs)
-    by_words = matching_tools(question, specs, top=top)
+    by_words = family_tools(families, specs) + matching_tools(question, specs, top=top)
     by_path = path_tools(question, specs)
     files = [t for t in by_path if t != "list_dir"]
     folder = [t for t in by_path if t == "list_dir" and not _LOOKING_TOOLS.intersection(by_words + files)]

@@ -61,15 +61,19 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def for_question(question: str, analyzers: Sequence[Analyzer] = ANALYZERS) -> list[str]:
-    """The families whose topics the question names, in the analyzers' order. A topic of several
-    words ("time sync") matches when all its words appear."""
+    """The families whose topics the question names, most topic words matched first (ties in the
+    analyzers' order). A topic of several words ("time sync") matches when all its words appear.
+    "which process is writing the most to disk" names disk_io twice (disk, writing) and the space
+    families once (disk), so disk_io comes first."""
     words = set(_WORD.findall(question.lower()))
     stems = {w.rstrip("s") for w in words} | words
-    chosen = []
-    for analyzer in analyzers:
+    scored = []
+    for index, analyzer in enumerate(analyzers):
+        score = 0
         for topic in analyzer.topics:
             parts = _WORD.findall(topic.lower())
             if parts and all(p in stems or p.rstrip("s") in stems for p in parts):
-                chosen.append(analyzer.family)
-                break
-    return chosen
+                score += len(parts)
+        if score:
+            scored.append((-score, index, analyzer.family))
+    return [family for _, _, family in sorted(scored)]
