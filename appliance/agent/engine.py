@@ -413,12 +413,16 @@ class _Run:
         if not self.s.snapshot:
             return None
         started = time.perf_counter()
-        parts = [self._snapshot_part()]
+        parts = []
         try:
             self.evidence = self.e.evidence.gather(self.question, self.e.self_pids)
         except Exception as exc:  # evidence is a help, never a reason to fail the run
             parts.append((ERROR, "check", f"error: the check failed: {one_line(exc)}"))
         shown = self.evidence.shown()
+        if not self.evidence.findings:
+            # The verdicts carry what the snapshot shows (load, the busiest and biggest processes,
+            # the fullest filesystem) and judge it; the snapshot is given only without them.
+            parts.insert(0, self._snapshot_part())
         if shown:
             parts.append((OK, "check", findings_text(shown)))
         for look in self.evidence.looks:
