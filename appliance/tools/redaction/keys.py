@@ -20,7 +20,7 @@ import re
 from detect_secrets.plugins.keyword import CONFIG_DENYLIST_REGEX_TO_GROUP, KeywordDetector
 
 from appliance.tools.redaction import MARKER_PREFIX, marker
-from appliance.tools.redaction.names import PLACEHOLDER, classify, hinted, is_secret_value, secret_kind, secretish
+from appliance.tools.redaction.names import PLACEHOLDER, classify, hinted, is_secret_value, needle_test, secret_kind, secretish
 from appliance.tools.redaction.tokens import shannon_entropy
 
 _KEY_SEP = re.compile(
@@ -33,19 +33,20 @@ _DIRECTIVE = re.compile(
     r"private_key|key_password|client_secret|token|api_key|passphrase)|\b(?:requirepass|masterauth|bindpw|rootpw)|"
     r"\b(?:login|user|account)[ \t]+\S+[ \t]+password)(?P<sep>[ \t]+)(?P<val>(?![=:])(?!\[REDACTED)\S.*?)[ \t]*$"
 )
-_SPECIAL = [(kind, re.compile(pattern)) for kind, pattern in (
+# (kind, texts one of which the lower-cased line must hold for the rule to run, pattern)
+_SPECIAL = [(kind, needle_test(needles.split("|")), re.compile(pattern)) for kind, needles, pattern in (
     # curl -u user:password, --user user:password, --proxy-user, smbclient -U user%password
-    ("password", r"(?:\bcurl\b.*?(?<!\S)-[uU][ \t]*|(?<!\S)--(?:proxy-)?user[= \t][ \t]*)[\"']?[^\s:\"']*:(?P<val>[^\s\"']+)"),
-    ("password", r"(?<!\S)(?:-U|--user(?:name)?)[= \t][ \t]*[^\s%]+%(?P<val>\S+)"),
+    ("password", "curl|--user|--proxy-user", r"(?:\bcurl\b.*?(?<!\S)-[uU][ \t]*|(?<!\S)--(?:proxy-)?user[= \t][ \t]*)[\"']?[^\s:\"']*:(?P<val>[^\s\"']+)"),
+    ("password", "%", r"(?<!\S)(?:-U|--user(?:name)?)[= \t][ \t]*[^\s%]+%(?P<val>\S+)"),
     # mysql -pSECRET / sshpass -p SECRET / redis-cli -a SECRET / openssl -passin pass:SECRET
-    ("password", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass|mongo|mongosh|mongodump)\b[^\n]*?(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
-    ("password", r"\bredis-cli\b[^\n]*?(?<!\S)-a[ \t]+(?P<val>\S+)"),
-    ("password", r"(?<!\S)-(?:pass(?:in|out)?|passphrase|k)[ \t]+(?:pass:|env:)?(?P<val>\S+)"),
-    ("password", r"\bhtpasswd\b[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>\S+)"),
+    ("password", "-p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass|mongo|mongosh|mongodump)\b[^\n]*?(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
+    ("password", "redis-cli", r"\bredis-cli\b[^\n]*?(?<!\S)-a[ \t]+(?P<val>\S+)"),
+    ("password", "-pass|-k", r"(?<!\S)-(?:pass(?:in|out)?|passphrase|k)[ \t]+(?:pass:|env:)?(?P<val>\S+)"),
+    ("password", "htpasswd", r"\bhtpasswd\b[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>\S+)"),
     # headers
-    ("auth-header", r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|digest|negotiate|apikey|"
+    ("auth-header", "authoriz", r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|digest|negotiate|apikey|"
      r"sso-key|key)[ \t]+)?(?P<val>(?!\[REDACTED)[^\s\"',;]{6,}(?:[ \t]*,[ \t]*[^\s\"',;]+)*)"),
-    ("cookie", r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?P<val>[^\r\n]+)"),
+    ("cookie", "cookie", r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?P<val>[^\r\n]+)"),
 )]
 _DEFINE = re.compile(r"(?i)\bdefine\(\s*(['\"])(?P<key>[^'\"]{1,64})\1\s*,\s*(['\"])(?P<val>.*?)(?<!\\)\3")
 _XML_TAG = re.compile(r"<(?P<key>[\w:.\-]{1,64})(?P<attrs>(?:\s[^<>]*)?)>(?P<val>[^<]+)</(?P=key)\s*>")
@@ -55,11 +56,10 @@ _LONE = re.compile(r"^[ \t]*(?P<val>[A-Za-z0-9+/_\-.~]{8,}={0,2})[ \t]*[\"']?[ \
 _NEXT_PAIR = re.compile(r"\s[^\W\d][\w.\-]*=")  # "password=x user=bob": a log line's pairs, not one value
 _BLOCK_SCALAR = re.compile(r"^[|>][+-]?$")
 _DETECTOR = KeywordDetector()
-_NEEDLES = ("pass", "pw", "secret", "token", "key", "cred", "auth", "sess", "sig", "cookie", "psk", "salt", "nonce",
-            "bearer", "jwt", "dsn", "cert", "pat", "sas", "access", "license", "hmac", "otp", "pin", "string", "define",
-            "curl", "-u", "-p", "-a", "-k", "%", "contrase", "senha", "parol", "has", "sifre", "şifre", "пароль", "密",
-            "口令", "パスワード", "비밀번호", "clave", "geheim", "segre", "wacht", "kennw", "mot", "heslo", "jelsz",
-            "senord", "salasana", "adgangs")
+_has_form = needle_test(("curl", "--user", "--proxy-user", "%", "-p", "redis-cli", "-k", "htpasswd", "define", "authoriz", "cookie"))
+_has_directive = needle_test(("requirepass", "masterauth", "bindpw", "rootpw", "psk", "password", "passwd", "secret", "auth_pass",
+                      "private_key", "key_password", "token", "api_key", "passphrase"))
+_detector_may_match = needle_test(("key", "pass", "pwd", "secret", "contrase"))  # detect-secrets' keyword list
 
 
 class _Line:
@@ -138,25 +138,30 @@ def _assignments(line: _Line) -> tuple | None:
     return carry
 
 
-def _options_and_forms(line: _Line) -> None:
-    for match in _OPTION.finditer(line.text):
-        key, value = match.group("key").lstrip("-"), match.group("val")
-        if is_secret_value(key, value.strip("\"'")) and not value.startswith(MARKER_PREFIX):
-            quoted = value[0] in "\"'" and len(value) > 1
-            line.add(match.start("val") + quoted, match.end("val") - quoted, secret_kind(key))
-    for kind, regex in (("", _DIRECTIVE), *_SPECIAL):
-        for match in regex.finditer(line.text):
-            if not PLACEHOLDER.match(match.group("val").strip()):
-                line.add(*match.span("val"), kind or secret_kind(match.group("key")))
-    for regex in (_DEFINE, _XML_NAMED):
-        for match in regex.finditer(line.text):
-            if is_secret_value(match.group("key"), match.group("val")):
-                line.add(*match.span("val"), secret_kind(match.group("key")))
-    for match in _XML_TAG.finditer(line.text):
-        named = _XML_NAME_ATTR.search(match.group("attrs"))
-        key = named.group(1) if named else match.group("key").rpartition(":")[2]
-        if is_secret_value(key, match.group("val")):
-            line.add(*match.span("val"), secret_kind(key))
+def _options_and_forms(line: _Line, lower: str) -> None:
+    """Every form but `key <sep> value`; each regex runs only when its needle is in the line."""
+    if "-" in lower:
+        for match in _OPTION.finditer(line.text):
+            key, value = match.group("key").lstrip("-"), match.group("val")
+            if is_secret_value(key, value.strip("\"'")) and not value.startswith(MARKER_PREFIX):
+                quoted = value[0] in "\"'" and len(value) > 1
+                line.add(match.start("val") + quoted, match.end("val") - quoted, secret_kind(key))
+    for kind, may_match, regex in ((None, _has_directive, _DIRECTIVE), *_SPECIAL):
+        if may_match(lower):
+            for match in regex.finditer(line.text):
+                if not PLACEHOLDER.match(match.group("val").strip()):
+                    line.add(*match.span("val"), kind or secret_kind(match.group("key")))
+    for needle, regex in (("define", _DEFINE), ("value", _XML_NAMED)):
+        if needle in lower:
+            for match in regex.finditer(line.text):
+                if is_secret_value(match.group("key"), match.group("val")):
+                    line.add(*match.span("val"), secret_kind(match.group("key")))
+    if "</" in lower:
+        for match in _XML_TAG.finditer(line.text):
+            named = _XML_NAME_ATTR.search(match.group("attrs"))
+            key = named.group(1) if named else match.group("key").rpartition(":")[2]
+            if is_secret_value(key, match.group("val")):
+                line.add(*match.span("val"), secret_kind(key))
 
 
 def _detect_secrets_net(line: _Line) -> None:
@@ -211,19 +216,21 @@ def _carry_on(line: _Line, carry: tuple) -> tuple | None:
 
 def redact_keys(text: str) -> str:
     lowered = text.lower()
-    if not any(needle in lowered for needle in _NEEDLES):
+    if not hinted(lowered) and not _has_form(lowered):
         return text
     lines = text.split("\n")
     carry = None
     for i, raw in enumerate(lines):
         lower = raw.lower()
-        if carry is None and not hinted(lower) and not any(n in lower for n in ("curl", "-u", "-p", "%", "define")):
+        hint = hinted(lower)
+        if carry is None and not hint and not _has_form(lower):
             continue
         line = _Line(raw)
         carry = _carry_on(line, carry) if carry else None
-        if hinted(lower) or "curl" in lower or "-" in lower:
-            _options_and_forms(line)
+        _options_and_forms(line, lower)
+        if hint:
             carry = _assignments(line) or carry
+        if _detector_may_match(lower):
             _detect_secrets_net(line)
         lines[i] = line.result()
     return "\n".join(lines)

@@ -14,7 +14,9 @@ plus words from common configuration files (redis, LDAP, WPA, keepalived, sssd) 
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Callable
 
 from detect_secrets.plugins.keyword import DENYLIST as DETECT_SECRETS_WORDS
 
@@ -63,8 +65,13 @@ _KINDS = [
 ]
 
 
-def hinted(name_lower: str) -> bool:
-    return any(hint in name_lower for hint in HINTS)
+def needle_test(needles) -> Callable[[str], bool]:
+    """A fast test for "one of these literal texts occurs in the (lower-cased) text"."""
+    search = re.compile("|".join(re.escape(needle) for needle in needles)).search
+    return lambda text: search(text) is not None
+
+
+hinted = needle_test(HINTS)  # hinted(lower-cased text): it may hold a secret-naming key
 
 
 def secret_kind(name: str) -> str:
@@ -75,6 +82,7 @@ def secret_kind(name: str) -> str:
     return "secret"
 
 
+@functools.lru_cache(maxsize=4096)
 def classify(name: str) -> str | None:
     """'secret', 'maybe' or None for a key name (see the module docstring)."""
     if not hinted(name.lower()):

@@ -25,7 +25,8 @@ from detect_secrets.plugins.base import RegexBasedDetector
 from appliance.tools.redaction import MARKER_PREFIX, marker
 
 _B = r"[A-Za-z0-9_\-]"  # a url-safe token body character
-# (kind, needles: "|"-separated lower-case texts one of which every match contains, pattern)
+# (kind, needles: "|"-separated lower-case texts one of which every match contains (a needle that
+# starts with "!" is looked for as written, case and all), pattern)
 TOKEN_KINDS: list[tuple[str, str, str]] = [
     ("aws-access-key", "a3t|akia|asia|abia|acca|agpa|aida|aroa|anpa|anva|aipa",
      r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}"),
@@ -58,29 +59,43 @@ TOKEN_KINDS: list[tuple[str, str, str]] = [
     ("api-key", "duffel_|dt0c01.|ezak|eztk|flw|shp|sq0|eaa|hrku-|pmak-|pscale_|nrak-|nrjs-|nrii-|glc_|glsa_|fo1_|fm1|fm2_",
      r"(?:duffel_(?:test|live)_|dt0c01\.|EZ[AT]K|FLW(?:SECK|PUBK)(?:_TEST)?-|shp(?:at|ca|pa|ss)_|sq0(?:atp|csp)-|EAA[ACM]"
      r"|HRKU-|PMAK-|pscale_(?:tkn|oauth|pw)_|NRAK-|NRJS-|NRII-|glc_|glsa_|fo1_|fm1[ar]_|fm2_)[A-Za-z0-9_\-=+/.]{12,}"),
-    ("api-key", "hvs.|hvb.|.atlasv1.|sha256~|s-s4t2|_mmk|api-|key-|v1.0-",
-     r"(?:\bhv[sb]\.[\w\-]{20,}|[A-Za-z0-9]{14}\.atlasv1\.[\w\-=]{20,}|sha256~[\w\-]{30,}|s-s4t2(?:ud|af)-[a-f0-9]{32,}"
-     r"|\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk|\bAPI-[A-Z0-9]{26}\b|\b(?:pub)?key-[a-f0-9]{32}\b|v1\.0-[a-f0-9]{24}-[a-f0-9]{64,})"),
+    ("api-key", "hvs.|hvb.|sha256~|s-s4t2|v1.0-",
+     r"(?:\bhv[sb]\.[\w\-]{20,}|sha256~[\w\-]{30,}|s-s4t2(?:ud|af)-[a-f0-9]{32,}|v1\.0-[a-f0-9]{24}-[a-f0-9]{64,})"),
+    ("api-key", ".atlasv1.", r"[A-Za-z0-9]{14}\.atlasv1\.[\w\-=]{20,}"),
+    ("api-key", "_mmk", r"\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk"),
+    ("api-key", "!API-|key-", r"(?:\bAPI-[A-Z0-9]{26}\b|\b(?:pub)?key-[a-f0-9]{32}\b)"),
     ("api-key", "pat.|sat.", r"\b[ps]at\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
     ("api-key", "q~", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"),
     ("telegram-token", ":aa", r"\b\d{5,16}:AA[0-9A-Za-z_\-]{30,}"),
     ("mailchimp-key", "-us", r"\b[0-9a-f]{32}-us\d{1,2}\b"),
-    ("twilio-key", "sk", r"\bSK[0-9a-fA-F]{32}\b"),
+    ("twilio-key", "!SK", r"\bSK[0-9a-fA-F]{32}\b"),
     ("facebook-token", "|", r"\b\d{15,16}\|[0-9A-Za-z\-_]{27,40}"),
-    ("discord-token", ".", r"\b[MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,}"),
     ("vault-token", "s.", r"(?<![\w.])s\.[A-Za-z0-9]{24}\b"),
 ]
 
 
-def _detect_secrets_rules() -> list[tuple[str, str, re.Pattern]]:
+# Texts (lower-cased) one of which a text must hold for each detect-secrets plugin to run; a plugin
+# not listed here runs on every text.
+_PLUGIN_NEEDLES = {
+    "ArtifactoryDetector": "!AKC|!AP", "AWSKeyDetector": "a3t|abia|acca|akia|asia|aws", "AzureStorageKeyDetector": "accountkey",
+    "BasicAuthDetector": "://", "CloudantDetector": "cl", "DiscordBotTokenDetector": ".", "GitHubTokenDetector": "gh",
+    "GitLabTokenDetector": "gl|gr1348941", "IbmCloudIamDetector": "iam", "IbmCosHmacDetector": "cos|hmac",
+    "JwtTokenDetector": "eyj", "MailchimpDetector": "-us", "NpmDetector": "_authtoken", "OpenAIDetector": "t3blbkfj",
+    "PypiTokenDetector": "pypi-", "SendGridDetector": "sg.", "SlackDetector": "xox|hooks.slack", "SoftlayerDetector": "sl",
+    "SquareOAuthDetector": "sq0csp", "StripeDetector": "k_live", "TelegramBotTokenDetector": ":", "TwilioKeyDetector": "!AC|!SK",
+}
+
+
+def _detect_secrets_rules() -> list[tuple[str, tuple[str, ...], re.Pattern]]:
     """detect-secrets' regex plugins (except public IPs and the key-block one, which `blocks` does
-    whole), as (kind, "", regex): their patterns carry context, so each runs on every text."""
+    whole), as (kind, needles, regex)."""
     rules = []
     for secret_type, plugin in get_mapping_from_secret_type_to_class().items():
         if not issubclass(plugin, RegexBasedDetector) or plugin.__name__ in ("IPPublicDetector", "PrivateKeyDetector"):
             continue
         kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
-        rules += [(kind, "", regex) for regex in plugin.denylist]
+        needles = tuple(_PLUGIN_NEEDLES[plugin.__name__].split("|")) if plugin.__name__ in _PLUGIN_NEEDLES else ()
+        rules += [(kind, needles, regex) for regex in plugin.denylist]
     return rules
 
 
@@ -94,7 +109,12 @@ def _span(match: re.Match) -> tuple[int, int]:
 
 _RULES: list[tuple[str, tuple[str, ...], re.Pattern]] = [
     (kind, tuple(needles.split("|")), re.compile(pattern)) for kind, needles, pattern in TOKEN_KINDS
-] + [(kind, (), regex) for kind, _, regex in _detect_secrets_rules()]
+] + _detect_secrets_rules()
+_ALWAYS = [index for index, (_, needles, _) in enumerate(_RULES) if not needles]
+_BY_NEEDLE: dict[str, list[int]] = {}
+for _index, (_, _needles, _) in enumerate(_RULES):
+    for _needle in _needles:
+        _BY_NEEDLE.setdefault(_needle, []).append(_index)
 
 
 def mask_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
@@ -119,10 +139,13 @@ def _skip(text: str, start: int, end: int) -> bool:
 
 def redact_tokens(text: str) -> str:
     lowered = text.lower()
+    active = set(_ALWAYS)
+    for needle, indexes in _BY_NEEDLE.items():
+        if (needle[1:] in text) if needle[0] == "!" else (needle in lowered):
+            active.update(indexes)
     spans = []
-    for kind, needles, regex in _RULES:
-        if needles and not any(needle in lowered for needle in needles):
-            continue
+    for index in sorted(active):
+        kind, _, regex = _RULES[index]
         for match in regex.finditer(text):
             start, end = _span(match)
             if not _skip(text, start, end):
