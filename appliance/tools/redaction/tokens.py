@@ -25,46 +25,46 @@ from detect_secrets.plugins.base import RegexBasedDetector
 from appliance.tools.redaction import MARKER_PREFIX, marker
 
 _B = r"[A-Za-z0-9_\-]"  # a url-safe token body character
-# (kind, needles: "|"-separated lower-case texts one of which every match contains (a needle that
+# (kind, needles: space-separated lower-case texts one of which every match contains (a needle that
 # starts with "!" is looked for as written, case and all), pattern)
 TOKEN_KINDS: list[tuple[str, str, str]] = [
-    ("aws-access-key", "a3t|akia|asia|abia|acca|agpa|aida|aroa|anpa|anva|aipa",
+    ("aws-access-key", "a3t akia asia abia acca agpa aida aroa anpa anva aipa",
      r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}"),
-    ("github-token", "ghp_|gho_|ghu_|ghs_|ghr_|github_pat_", r"(?:gh[pousr]_[A-Za-z0-9_]{30,255}|github_pat_\w{22,255})"),
-    ("gitlab-token", "gl|gr1348941",
+    ("github-token", "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_", r"(?:gh[pousr]_[A-Za-z0-9_]{30,255}|github_pat_\w{22,255})"),
+    ("gitlab-token", "gl gr1348941",
      r"(?:gl(?:pat|dt|rt|ptt|cbt|imt|oas|ft|soat|agent|ffct|sa)-[\w\-.]{20,}|GR1348941[\w\-]{20,})"),
     ("slack-webhook", "hooks.slack.com", r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]+"),
-    ("slack-token", "xox|xapp-", r"(?:xox[abposre](?:\.xox[bp])?-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"),
+    ("slack-token", "xox xapp-", r"(?:xox[abposre](?:\.xox[bp])?-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"),
     ("teams-webhook", "webhook.office.com", r"https://[a-z0-9]+\.webhook\.office\.com/webhookb2/\S+"),
     ("google-api-key", "aiza", r"AIza[0-9A-Za-z_\-]{30,}"),
-    ("google-oauth", "gocspx-|ya29.|1//0", r"(?:GOCSPX-[\w\-]{20,}|ya29\.[\w\-]{20,}|(?<![\w/])1//0[\w\-]{30,})"),
-    ("stripe-key", "_live_|_test_|_prod_", r"(?:sk|rk|pk|whsec)_(?:live|test|prod)_[0-9A-Za-z]{10,}"),
+    ("google-oauth", "gocspx- ya29. 1//0", r"(?:GOCSPX-[\w\-]{20,}|ya29\.[\w\-]{20,}|(?<![\w/])1//0[\w\-]{30,})"),
+    ("stripe-key", "_live_ _test_ _prod_", r"(?:sk|rk|pk|whsec)_(?:live|test|prod)_[0-9A-Za-z]{10,}"),
     ("api-key", "sk-", r"(?<![A-Za-z0-9])sk-(?:proj-|ant-(?:api\d\d-|admin\d\d-)?|svcacct-|admin-|live-|or-v1-)?[A-Za-z0-9_\-]{20,}"),
     ("npm-token", "npm_", r"npm_[A-Za-z0-9]{30,}"),
     ("pypi-token", "pypi-age", r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
-    ("huggingface-token", "hf_|api_org_", r"(?:hf|api_org)_[A-Za-z0-9]{30,}"),
+    ("huggingface-token", "hf_ api_org_", r"(?:hf|api_org)_[A-Za-z0-9]{30,}"),
     ("sendgrid-key", "sg.", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,64}"),
     ("age-secret-key", "age-secret-key-", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     ("jwt", "eyj", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-+/=]*"),
     ("password-hash", "$", r"\$(?:1|2[abxy]|5|6|y|gy|7|apr1|argon2(?:id|i|d)|pbkdf2(?:-sha\d+)?|scrypt)\$[^\s:$]{1,64}\$[^\s:]{8,}"),
     ("password-hash", "{", r"\{(?:SSHA|SHA|SMD5|MD5|CRYPT|SSHA256|SSHA512|SHA256|SHA512|PBKDF2[\w-]*|ARGON2)\}[A-Za-z0-9+/=.$]{8,}"),
-    ("1password-key", "a3-|ops_eyj", r"(?:A3-[A-Z0-9]{6}-[A-Z0-9\-]{20,}|ops_eyJ[A-Za-z0-9+/=]{100,})"),
-    ("api-key", "p8e-|ltai|akcp|cmvmd|atatt3|absk|bedrock-api-key-|4b1d|clojars_|dapi|fio-u-|ico-|lin_api_|pplx-"
-     "|pnu_|pul-|rdme_|rubygems_|tk-us-|xkeysib-|sntrys_|sntryu_|sm_aat_|sm_pat_|sm_sat_|shippo_|sgp_|tfp_|ntn_",
+    ("1password-key", "a3- ops_eyj", r"(?:A3-[A-Z0-9]{6}-[A-Z0-9\-]{20,}|ops_eyJ[A-Za-z0-9+/=]{100,})"),
+    ("api-key", "p8e- ltai akcp cmvmd atatt3 absk bedrock-api-key- 4b1d clojars_ dapi fio-u- ico- lin_api_ pplx-"
+     " pnu_ pul- rdme_ rubygems_ tk-us- xkeysib- sntrys_ sntryu_ sm_aat_ sm_pat_ sm_sat_ shippo_ sgp_ tfp_ ntn_",
      r"(?<![A-Za-z0-9])(?:p8e-|LTAI|AKCp|cmVmd|ATATT3|ABSK|bedrock-api-key-|4b1d|CLOJARS_|dapi|fio-u-|ico-|lin_api_"
      r"|pplx-|pnu_|pul-|rdme_|rubygems_|tk-us-|xkeysib-|sntrys_|sntryu_|sm_[aps]at_|shippo_(?:live|test)_|sgp_|tfp_|ntn_)"
      r"[A-Za-z0-9_\-=+/.]{12,}"),
     ("api-key", "do", r"do[opr]_v1_[a-f0-9]{64}"),
     ("api-key", "dp.", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9_\-]{20,}"),
-    ("api-key", "duffel_|dt0c01.|ezak|eztk|flw|shp|sq0|eaa|hrku-|pmak-|pscale_|nrak-|nrjs-|nrii-|glc_|glsa_|fo1_|fm1|fm2_",
+    ("api-key", "duffel_ dt0c01. ezak eztk flw shp sq0 eaa hrku- pmak- pscale_ nrak- nrjs- nrii- glc_ glsa_ fo1_ fm1 fm2_",
      r"(?:duffel_(?:test|live)_|dt0c01\.|EZ[AT]K|FLW(?:SECK|PUBK)(?:_TEST)?-|shp(?:at|ca|pa|ss)_|sq0(?:atp|csp)-|EAA[ACM]"
      r"|HRKU-|PMAK-|pscale_(?:tkn|oauth|pw)_|NRAK-|NRJS-|NRII-|glc_|glsa_|fo1_|fm1[ar]_|fm2_)[A-Za-z0-9_\-=+/.]{12,}"),
-    ("api-key", "hvs.|hvb.|sha256~|s-s4t2|v1.0-",
+    ("api-key", "hvs. hvb. sha256~ s-s4t2 v1.0-",
      r"(?:\bhv[sb]\.[\w\-]{20,}|sha256~[\w\-]{30,}|s-s4t2(?:ud|af)-[a-f0-9]{32,}|v1\.0-[a-f0-9]{24}-[a-f0-9]{64,})"),
     ("api-key", ".atlasv1.", r"[A-Za-z0-9]{14}\.atlasv1\.[\w\-=]{20,}"),
     ("api-key", "_mmk", r"\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk"),
-    ("api-key", "!API-|key-", r"(?:\bAPI-[A-Z0-9]{26}\b|\b(?:pub)?key-[a-f0-9]{32}\b)"),
-    ("api-key", "pat.|sat.", r"\b[ps]at\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    ("api-key", "!API- key-", r"(?:\bAPI-[A-Z0-9]{26}\b|\b(?:pub)?key-[a-f0-9]{32}\b)"),
+    ("api-key", "pat. sat.", r"\b[ps]at\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
     ("api-key", "q~", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"),
     ("telegram-token", ":aa", r"\b\d{5,16}:AA[0-9A-Za-z_\-]{30,}"),
     ("mailchimp-key", "-us", r"\b[0-9a-f]{32}-us\d{1,2}\b"),
@@ -108,7 +108,7 @@ def _span(match: re.Match) -> tuple[int, int]:
 
 
 _RULES: list[tuple[str, tuple[str, ...], re.Pattern]] = [
-    (kind, tuple(needles.split("|")), re.compile(pattern)) for kind, needles, pattern in TOKEN_KINDS
+    (kind, tuple(needles.split()), re.compile(pattern)) for kind, needles, pattern in TOKEN_KINDS
 ] + _detect_secrets_rules()
 _ALWAYS = [index for index, (_, needles, _) in enumerate(_RULES) if not needles]
 _BY_NEEDLE: dict[str, list[int]] = {}
