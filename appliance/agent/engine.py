@@ -41,7 +41,7 @@ from appliance.agent.actions import (
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
 from appliance.agent.checks import check_answer, normalized
-from appliance.agent.observe import clean, render_result, summarize, wrap
+from appliance.agent.observe import clean, redact, render_result, summarize, wrap
 from appliance.agent.prompt import (
     EXAMPLE_TEXTS,
     after_reflection_message,
@@ -208,7 +208,7 @@ class _Run:
         self.s = engine.settings
         self.model = engine.model
         self.registry = engine.registry
-        self.question = question
+        self.question = redact(question)  # a secret typed in the question reaches neither the model nor the store
         self.ask = ask
         self.can_ask = ask is not None and self.s.allow_ask
         self.cancel = cancel
