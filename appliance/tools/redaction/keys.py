@@ -27,7 +27,7 @@ _KEY_SEP = re.compile(
     r"(?<![\w.])(?P<key>[^\W\d][\w.\-]{0,63})(?P<sep>[\"'\]]{0,2}[ \t]*(?::=|=>|\?=|={1,3}|:(?!//))[ \t]*@?)"
 )
 _LINE_START = re.compile(r"^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+|\$)?[\"']?$")
-_OPTION = re.compile(r"(?<!\S)(?P<key>--?[^\W\d][\w\-.]*)(?P<sep>[ \t]+)(?P<val>(?!-)(?![\[(]REDACTED)(?:\"[^\"]*\"|'[^']*'|\S+))")
+_OPTION = re.compile(r"(?<!\S)(?P<key>--?[^\W\d][\w\-.]*)(?P<sep>[ \t]+)(?P<val>(?!--?[A-Za-z][\w\-]*(?:[=\s]|$))(?![\[(]REDACTED)(?:\"[^\"]*\"|'[^']*'|\S+))")
 _DIRECTIVE = re.compile(
     r"(?im)(?P<key>^[ \t]*(?:requirepass|masterauth|bindpw|rootpw|olcrootpw|psk|wpa_psk|password|passwd|secret|auth_pass|"
     r"private_key|key_password|client_secret|token|api_key|passphrase)|\b(?:requirepass|masterauth|bindpw|rootpw)|"

@@ -65,6 +65,11 @@ TOKEN_KINDS: list[tuple[str, str, str]] = [
     ("api-key", "_mmk", r"\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk"),
     ("api-key", "!API- key-", r"(?:\bAPI-[A-Z0-9]{26}\b|\b(?:pub)?key-[a-f0-9]{32}\b)"),
     ("api-key", "pat. sat.", r"\b[ps]at\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    ("api-key", "pat", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),
+    ("api-key", ".acc", r"\b(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_\-][A-Za-z0-9\-]{10,32}\.[A-Za-z0-9+/_=\-]{30,120}"),
+    ("api-key", "eyj", r"(?<![A-Za-z0-9+/_\-])eyJ[A-Za-z0-9_\-+/]{30,}={0,2}"),
+    ("api-key", "!AQVN !YC", r"\b(?:AQVN[A-Za-z0-9_\-]{35,38}|YC[A-Za-z0-9_\-]{38})\b"),
+    ("twitter-bearer-token", "!AAAAAAAAAAAAAAAAAAAAA", r"A{22}[A-Za-z0-9%]{80,}"),
     ("api-key", "q~", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}"),
     ("telegram-token", ":aa", r"\b\d{5,16}:AA[0-9A-Za-z_\-]{30,}"),
     ("mailchimp-key", "-us", r"\b[0-9a-f]{32}-us\d{1,2}\b"),
@@ -166,7 +171,7 @@ def shannon_entropy(value: str) -> float:
 # A run of base64 / base64url characters, not preceded by a digest's name ("SHA256:", "sha512-"): digests
 # are meant to be read (ssh fingerprints, package integrity), and hex digests never reach here (no upper case).
 _BARE = re.compile(
-    r"(?<![A-Za-z0-9+/=_\-])(?<!(?i:sha1)[:\-=])(?<!(?i:md5)[:\-=])(?<!(?i:sha256|sha384|sha512)[:\-=])"
+    r"(?<![A-Za-z0-9+/_\-])(?<!(?i:sha1)[:\-=])(?<!(?i:md5)[:\-=])(?<!(?i:sha256|sha384|sha512)[:\-=])"
     r"(?P<tok>[A-Za-z0-9+/_\-]{12,}={0,2})(?![A-Za-z0-9+/=_\-])"
 )
 
