@@ -163,9 +163,10 @@ def _file_tail(ctx: ToolContext, path: str) -> tuple[list[str], dict]:
             cut = start > 0
     if looks_binary(window[:8192]):
         raise _NotText(f"{path} is a binary file; for the systemd journal use path 'journal'")
-    lines = redact_blocks(window.decode("utf-8", errors="replace")).splitlines()
-    if cut and lines:
-        lines = lines[1:]  # the first line of the window is probably cut in half
+    text = window.decode("utf-8", errors="replace")
+    if cut:
+        text = text.partition("\n")[2]  # the first line of the window is probably cut in half
+    lines = redact_blocks(text).splitlines()  # a key block whose BEGIN fell before the window is still masked
     source = {"path": str(real), "size": units.size(st.st_size), "modified": units.when(st.st_mtime)}
     if cut:
         source["scanned"] = f"last {units.size(TAIL_BYTES)} only"

@@ -38,7 +38,7 @@ _OWN_WORDS = (
 _WORDS = "|".join((*_OWN_WORDS, *DETECT_SECRETS_WORDS))
 _SHORT = r"pwd|pw|pass|psk|sas|pin"  # secret only after a separator: DB_PASS yes, bypass no
 
-_SECRET_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})$|^[\w.\-]*[_.\-](?:{_SHORT})$|^psk$")
+_SECRET_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})$|^[\w.\-]*[_.\-](?:{_SHORT})$|^(?:psk|pw|pwd)$")
 _SUFFIXED_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})[\w.\-]+$|^(?:{_SHORT})$")
 _MAYBE_NAME = re.compile(
     r"(?i)(?:^|[_.\-])(?:key|auth|session|sid|sig|signature|cookie|salt|nonce|bearer|jwt|dsn|cert|pat|access|license|"
@@ -114,5 +114,7 @@ def is_secret_value(name: str, value: str) -> bool:
     """Whether `value`, given to key `name`, is to be masked."""
     kind = classify(name)
     if kind == "secret":
+        if name.lower() == "pwd" and value.startswith(("/", "~")):
+            return False  # the shell's working directory, not a password
         return bool(value.strip()) and not PLACEHOLDER.match(value.strip())
     return kind == "maybe" and secretish(value)
