@@ -46,7 +46,8 @@ def check_python() -> Check:
 
 def check_packages() -> list[Check]:
     checks = []
-    for name, required in (("llama-cpp-python", True), ("textual", True), ("sqlite-utils", True), ("psutil", True)):
+    for name, required in (("llama-cpp-python", True), ("textual", True), ("sqlite-utils", True), ("psutil", True),
+                           ("detect-secrets", True)):
         try:
             checks.append(Check(OK, name, metadata.version(name)))
         except metadata.PackageNotFoundError:
