@@ -13,17 +13,9 @@ name an account, they do not open it.
 from __future__ import annotations
 
 import base64
-import random
-import string
 from dataclasses import dataclass
-from typing import Callable
 
-LOWER, UPPER, DIGITS = string.ascii_lowercase, string.ascii_uppercase, string.digits
-ALNUM = LOWER + UPPER + DIGITS
-LOWNUM = LOWER + DIGITS
-HEX = "0123456789abcdef"
-B64 = ALNUM + "+/"
-URLSAFE = ALNUM + "_-"
+from secret_shapes import ALNUM, B64, HEX, KEYWORD_RULES, LOWNUM, PREFIXED, SECRET_KEYS, SUFFIXES, Gen
 
 
 @dataclass(frozen=True)
@@ -31,256 +23,6 @@ class Secret:
     shape: str  # the rule it follows, e.g. "gitleaks:github-pat"
     key: str | None  # the key it is assigned to, None for a bare token found by its shape
     value: str
-
-
-class Gen:
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-
-    def s(self, alphabet: str, n: int) -> str:
-        return "".join(self.rng.choice(alphabet) for _ in range(n))
-
-    def uuid(self, upper: bool = False) -> str:
-        text = "-".join(self.s(HEX, n) for n in (8, 4, 4, 4, 12))
-        return text.upper() if upper else text
-
-
-# Prefixed tokens (gitleaks rule id, builder). Each is found by its shape, under a neutral key.
-PREFIXED: list[tuple[str, Callable[[Gen], str]]] = [
-    ("1password-secret-key", lambda g: f"A3-{g.s(UPPER + DIGITS, 6)}-{g.s(UPPER + DIGITS, 11)}-{g.s(UPPER + DIGITS, 5)}-{g.s(UPPER + DIGITS, 5)}-{g.s(UPPER + DIGITS, 5)}"),
-    ("1password-service-account-token", lambda g: "ops_eyJ" + g.s(B64, 250)),
-    ("adobe-client-secret", lambda g: "p8e-" + g.s(LOWNUM, 32)),
-    ("age-secret-key", lambda g: "AGE-SECRET-KEY-1" + g.s("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
-    ("airtable-personnal-access-token", lambda g: "pat" + g.s(ALNUM, 14) + "." + g.s(HEX, 64)),
-    ("alibaba-access-key-id", lambda g: "LTAI" + g.s(LOWNUM, 20)),
-    ("anthropic-admin-api-key", lambda g: "sk-ant-admin01-" + g.s(URLSAFE, 93) + "AA"),
-    ("anthropic-api-key", lambda g: "sk-ant-api03-" + g.s(URLSAFE, 93) + "AA"),
-    ("artifactory-api-key", lambda g: "AKCp" + g.s(ALNUM, 69)),
-    ("artifactory-reference-token", lambda g: "cmVmd" + g.s(ALNUM, 59)),
-    ("atlassian-api-token", lambda g: "ATATT3" + g.s(URLSAFE + "=", 186)),
-    ("authress-service-client-access-key", lambda g: f"sc_{g.s(LOWNUM, 10)}.{g.s(LOWNUM, 5)}.acc_{g.s(LOWNUM, 20)}.{g.s(B64, 40)}"),
-    ("aws-access-token", lambda g: "AKIA" + g.s(UPPER + "234567", 16)),
-    ("aws-access-token-asia", lambda g: "ASIA" + g.s(UPPER + "234567", 16)),
-    ("aws-amazon-bedrock-api-key-long-lived", lambda g: "ABSK" + g.s(B64, 120)),
-    ("aws-amazon-bedrock-api-key-short-lived", lambda g: "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t" + g.s(B64, 60)),
-    ("azure-ad-client-secret", lambda g: g.s(ALNUM, 3) + g.s(DIGITS, 1) + "Q~" + g.s(ALNUM + "_~.-", 34)),
-    ("clickhouse-cloud-api-secret-key", lambda g: "4b1d" + g.s(ALNUM, 38)),
-    ("clojars-api-token", lambda g: "CLOJARS_" + g.s(LOWNUM, 60)),
-    ("cloudflare-origin-ca-key", lambda g: f"v1.0-{g.s(HEX, 24)}-{g.s(HEX, 146)}"),
-    ("databricks-api-token", lambda g: "dapi" + g.s(HEX, 32)),
-    ("digitalocean-access-token", lambda g: "doo_v1_" + g.s(HEX, 64)),
-    ("digitalocean-pat", lambda g: "dop_v1_" + g.s(HEX, 64)),
-    ("digitalocean-refresh-token", lambda g: "dor_v1_" + g.s(HEX, 64)),
-    ("doppler-api-token", lambda g: "dp.pt." + g.s(ALNUM, 43)),
-    ("duffel-api-token", lambda g: "duffel_test_" + g.s(URLSAFE + "=", 43)),
-    ("dynatrace-api-token", lambda g: f"dt0c01.{g.s(UPPER + DIGITS, 24)}.{g.s(UPPER + DIGITS, 64)}"),
-    ("easypost-api-token", lambda g: "EZAK" + g.s(ALNUM, 54)),
-    ("easypost-test-api-token", lambda g: "EZTK" + g.s(ALNUM, 54)),
-    ("facebook-access-token", lambda g: g.s(DIGITS, 15) + "|" + g.s(URLSAFE, 32)),
-    ("facebook-page-access-token", lambda g: "EAAM" + g.s(ALNUM, 110)),
-    ("flutterwave-encryption-key", lambda g: "FLWSECK_TEST-" + g.s("abcdefgh0123456789", 12)),
-    ("flutterwave-public-key", lambda g: "FLWPUBK_TEST-" + g.s("abcdefgh0123456789", 32) + "-X"),
-    ("flutterwave-secret-key", lambda g: "FLWSECK_TEST-" + g.s("abcdefgh0123456789", 32) + "-X"),
-    ("flyio-access-token", lambda g: "fo1_" + g.s(URLSAFE, 43)),
-    ("flyio-macaroon", lambda g: "fm2_" + g.s(B64, 120)),
-    ("frameio-api-token", lambda g: "fio-u-" + g.s(URLSAFE, 64)),
-    ("gcp-api-key", lambda g: "AIza" + g.s(URLSAFE, 35)),
-    ("github-app-token", lambda g: "ghs_" + g.s(ALNUM, 36)),
-    ("github-app-token-user", lambda g: "ghu_" + g.s(ALNUM, 36)),
-    ("github-fine-grained-pat", lambda g: "github_pat_" + g.s(ALNUM + "_", 82)),
-    ("github-oauth", lambda g: "gho_" + g.s(ALNUM, 36)),
-    ("github-pat", lambda g: "ghp_" + g.s(ALNUM, 36)),
-    ("github-refresh-token", lambda g: "ghr_" + g.s(ALNUM, 36)),
-    ("gitlab-cicd-job-token", lambda g: f"glcbt-{g.s(ALNUM, 2)}_{g.s(URLSAFE, 20)}"),
-    ("gitlab-deploy-token", lambda g: "gldt-" + g.s(URLSAFE, 20)),
-    ("gitlab-feature-flag-client-token", lambda g: "glffct-" + g.s(URLSAFE, 20)),
-    ("gitlab-feed-token", lambda g: "glft-" + g.s(URLSAFE, 20)),
-    ("gitlab-incoming-mail-token", lambda g: "glimt-" + g.s(URLSAFE, 25)),
-    ("gitlab-kubernetes-agent-token", lambda g: "glagent-" + g.s(URLSAFE, 50)),
-    ("gitlab-oauth-app-secret", lambda g: "gloas-" + g.s(URLSAFE, 64)),
-    ("gitlab-pat", lambda g: "glpat-" + g.s(URLSAFE, 20)),
-    ("gitlab-pat-routable", lambda g: f"glpat-{g.s(URLSAFE, 40)}.{g.s(LOWNUM, 9)}"),
-    ("gitlab-ptt", lambda g: "glptt-" + g.s(HEX, 40)),
-    ("gitlab-rrt", lambda g: "GR1348941" + g.s(URLSAFE, 20)),
-    ("gitlab-runner-authentication-token", lambda g: "glrt-" + g.s(URLSAFE, 20)),
-    ("gitlab-scim-token", lambda g: "glsoat-" + g.s(URLSAFE, 20)),
-    ("grafana-api-key", lambda g: "eyJrIjoi" + g.s(ALNUM, 80)),
-    ("grafana-cloud-api-token", lambda g: "glc_" + g.s(ALNUM + "+/", 40)),
-    ("grafana-service-account-token", lambda g: f"glsa_{g.s(ALNUM, 32)}_{g.s(HEX, 8)}"),
-    ("harness-api-key", lambda g: f"pat.{g.s(URLSAFE, 22)}.{g.s(ALNUM, 24)}.{g.s(ALNUM, 20)}"),
-    ("hashicorp-tf-api-token", lambda g: f"{g.s(LOWNUM, 14)}.atlasv1.{g.s(URLSAFE, 64)}"),
-    ("heroku-api-key-v2", lambda g: "HRKU-AA" + g.s(URLSAFE, 58)),
-    ("huggingface-access-token", lambda g: "hf_" + g.s(LOWER + UPPER, 34)),
-    ("huggingface-organization-api-token", lambda g: "api_org_" + g.s(LOWER + UPPER, 34)),
-    ("infracost-api-token", lambda g: "ico-" + g.s(ALNUM, 32)),
-    ("intra42-client-secret", lambda g: "s-s4t2ud-" + g.s(HEX, 64)),
-    ("jwt", lambda g: "eyJhbGciOiJIUzI1NiJ9.eyJ" + g.s(URLSAFE, 40) + "." + g.s(URLSAFE, 43)),
-    ("jwt-base64", lambda g: base64.b64encode(("eyJhbGciOiJIUzI1NiJ9.eyJ" + g.s(URLSAFE, 30) + "." + g.s(URLSAFE, 43)).encode()).decode()),
-    ("linear-api-key", lambda g: "lin_api_" + g.s(ALNUM, 40)),
-    ("maxmind-license-key", lambda g: f"{g.s(ALNUM, 6)}_{g.s(ALNUM, 29)}_mmk"),
-    ("notion-api-token", lambda g: "ntn_" + g.s(DIGITS, 11) + g.s(ALNUM, 35)),
-    ("npm-access-token", lambda g: "npm_" + g.s(ALNUM, 36)),
-    ("octopus-deploy-api-key", lambda g: "API-" + g.s(UPPER + DIGITS, 26)),
-    ("openai-api-key", lambda g: "sk-proj-" + g.s(URLSAFE, 74) + "T3BlbkFJ" + g.s(URLSAFE, 74)),
-    ("openai-api-key-legacy", lambda g: "sk-" + g.s(ALNUM, 20) + "T3BlbkFJ" + g.s(ALNUM, 20)),
-    ("openshift-user-token", lambda g: "sha256~" + g.s(URLSAFE, 43)),
-    ("perplexity-api-key", lambda g: "pplx-" + g.s(ALNUM, 48)),
-    ("planetscale-api-token", lambda g: "pscale_tkn_" + g.s(URLSAFE, 43)),
-    ("planetscale-oauth-token", lambda g: "pscale_oauth_" + g.s(URLSAFE, 43)),
-    ("planetscale-password", lambda g: "pscale_pw_" + g.s(URLSAFE, 43)),
-    ("postman-api-token", lambda g: f"PMAK-{g.s(HEX, 24)}-{g.s(HEX, 34)}"),
-    ("prefect-api-token", lambda g: "pnu_" + g.s(ALNUM, 36)),
-    ("pulumi-api-token", lambda g: "pul-" + g.s(HEX, 40)),
-    ("pypi-upload-token", lambda g: "pypi-AgEIcHlwaS5vcmc" + g.s(URLSAFE, 70)),
-    ("readme-api-token", lambda g: "rdme_" + g.s(LOWNUM, 70)),
-    ("rubygems-api-token", lambda g: "rubygems_" + g.s(HEX, 48)),
-    ("scalingo-api-token", lambda g: "tk-us-" + g.s(URLSAFE, 48)),
-    ("sendgrid-api-token", lambda g: f"SG.{g.s(URLSAFE, 22)}.{g.s(URLSAFE, 43)}"),
-    ("sendinblue-api-token", lambda g: f"xkeysib-{g.s(HEX, 64)}-{g.s(ALNUM, 16)}"),
-    ("sentry-org-token", lambda g: f"sntrys_eyJpYXQiO{g.s(B64, 30)}LCJyZWdpb25fdXJs{g.s(B64, 30)}_{g.s(B64, 43)}"),
-    ("sentry-user-token", lambda g: "sntryu_" + g.s(HEX, 64)),
-    ("settlemint-application-access-token", lambda g: "sm_aat_" + g.s(ALNUM, 16)),
-    ("settlemint-personal-access-token", lambda g: "sm_pat_" + g.s(ALNUM, 16)),
-    ("settlemint-service-access-token", lambda g: "sm_sat_" + g.s(ALNUM, 16)),
-    ("shippo-api-token", lambda g: "shippo_live_" + g.s(HEX, 40)),
-    ("shopify-access-token", lambda g: "shpat_" + g.s(HEX, 32)),
-    ("shopify-custom-access-token", lambda g: "shpca_" + g.s(HEX, 32)),
-    ("shopify-private-app-access-token", lambda g: "shppa_" + g.s(HEX, 32)),
-    ("shopify-shared-secret", lambda g: "shpss_" + g.s(HEX, 32)),
-    ("slack-app-token", lambda g: f"xapp-1-A{g.s(UPPER + DIGITS, 10)}-{g.s(DIGITS, 13)}-{g.s(LOWNUM, 64)}"),
-    ("slack-bot-token", lambda g: f"xoxb-{g.s(DIGITS, 12)}-{g.s(DIGITS, 13)}-{g.s(ALNUM, 24)}"),
-    ("slack-config-access-token", lambda g: "xoxe.xoxp-1-" + g.s(UPPER + DIGITS, 164)),
-    ("slack-config-refresh-token", lambda g: "xoxe-1-" + g.s(UPPER + DIGITS, 146)),
-    ("slack-legacy-token", lambda g: f"xoxs-{g.s(DIGITS, 10)}-{g.s(DIGITS, 10)}-{g.s(DIGITS, 10)}-{g.s(HEX, 64)}"),
-    ("slack-legacy-workspace-token", lambda g: "xoxa-2-" + g.s(ALNUM, 40)),
-    ("slack-user-token", lambda g: f"xoxp-{g.s(DIGITS, 12)}-{g.s(DIGITS, 12)}-{g.s(DIGITS, 12)}-{g.s(ALNUM, 32)}"),
-    ("slack-webhook-url", lambda g: f"https://hooks.slack.com/services/T{g.s(UPPER + DIGITS, 8)}/B{g.s(UPPER + DIGITS, 10)}/{g.s(ALNUM, 24)}"),
-    ("sourcegraph-access-token", lambda g: "sgp_" + g.s(HEX, 40)),
-    ("square-access-token", lambda g: "sq0atp-" + g.s(URLSAFE, 22)),
-    ("square-access-token-eaaa", lambda g: "EAAA" + g.s(URLSAFE, 60)),
-    ("stripe-access-token", lambda g: "sk_live_" + g.s(ALNUM, 24)),
-    ("stripe-restricted-token", lambda g: "rk_test_" + g.s(ALNUM, 24)),
-    ("twilio-api-key", lambda g: "SK" + g.s(HEX, 32)),
-    ("typeform-api-token", lambda g: "tfp_" + g.s(URLSAFE + ".=", 59)),
-    ("vault-batch-token", lambda g: "hvb." + g.s(URLSAFE, 140)),
-    ("vault-service-token", lambda g: "hvs." + g.s(URLSAFE, 95)),
-    ("vault-service-token-legacy", lambda g: "s." + g.s(ALNUM, 24)),
-    ("yandex-api-key", lambda g: "AQVN" + g.s(URLSAFE, 36)),
-    ("mailchimp-api-key", lambda g: g.s(HEX, 32) + "-us" + g.s(DIGITS, 2)),
-    ("mailgun-private-api-token", lambda g: "key-" + g.s(HEX, 32)),
-    ("mailgun-pub-key", lambda g: "pubkey-" + g.s(HEX, 32)),
-    ("telegram-bot-api-token", lambda g: g.s(DIGITS, 10) + ":AA" + g.s(URLSAFE, 33)),
-    ("new-relic-user-api-key", lambda g: "NRAK-" + g.s(UPPER + DIGITS, 27)),
-    ("new-relic-insert-key", lambda g: "NRII-" + g.s(URLSAFE, 32)),
-    ("twitter-bearer-token", lambda g: "A" * 22 + g.s(ALNUM + "%", 90)),
-    # detect-secrets plugins
-    ("detect-secrets:discord-bot-token", lambda g: f"M{g.s(ALNUM, 24)}.{g.s(URLSAFE, 6)}.{g.s(URLSAFE, 27)}"),
-    ("detect-secrets:square-oauth", lambda g: "sq0csp-" + g.s(URLSAFE, 43)),
-    ("detect-secrets:azure-storage-key", lambda g: "AccountKey=" + g.s(B64, 86) + "=="),
-    ("detect-secrets:aws-secret-access-key-bare", lambda g: g.s(B64, 40)),
-    ("detect-secrets:base64-high-entropy", lambda g: g.s(B64, 48) + "=="),
-    ("password-hash-sha512crypt", lambda g: f"$6$rounds=5000${g.s(ALNUM, 16)}${g.s(ALNUM + './', 86)}"),
-    ("password-hash-bcrypt", lambda g: f"$2b$12${g.s(ALNUM + './', 53)}"),
-    ("password-hash-ldap-ssha", lambda g: "{SSHA}" + g.s(B64, 32)),
-    ("basic-auth-header-base64", lambda g: base64.b64encode(f"admin:{g.s(ALNUM, 14)}".encode()).decode()),
-    ("base64-encoded-assignment", lambda g: base64.b64encode(f"password={g.s(ALNUM, 14)}".encode()).decode()),
-]
-
-# gitleaks keyword rules: (rule id, vendor keyword, value builder). The value is found by its key.
-KEYWORD_RULES: list[tuple[str, str, Callable[[Gen], str]]] = [
-    ("adafruit-api-key", "adafruit", lambda g: g.s(LOWNUM + "_-", 32)),
-    ("adobe-client-id", "adobe", lambda g: g.s(HEX, 32)),
-    ("airtable-api-key", "airtable", lambda g: g.s(LOWNUM, 17)),
-    ("algolia-api-key", "algolia", lambda g: g.s(LOWNUM, 32)),
-    ("alibaba-secret-key", "alibaba", lambda g: g.s(LOWNUM, 30)),
-    ("asana-client-secret", "asana", lambda g: g.s(LOWNUM, 32)),
-    ("atlassian-api-token-kw", "jira", lambda g: g.s(LOWNUM, 20) + g.s(HEX, 4)),
-    ("beamer-api-token", "beamer", lambda g: "b_" + g.s(LOWNUM + "=_-", 44)),
-    ("bitbucket-client-secret", "bitbucket", lambda g: g.s(LOWNUM + "=_-", 64)),
-    ("bittrex-secret-key", "bittrex", lambda g: g.s(LOWNUM, 32)),
-    ("cisco-meraki-api-key", "meraki", lambda g: g.s(HEX, 40)),
-    ("cloudflare-api-key", "cloudflare", lambda g: g.s(LOWNUM + "_-", 40)),
-    ("cloudflare-global-api-key", "cloudflare_global", lambda g: g.s(HEX, 37)),
-    ("codecov-access-token", "codecov", lambda g: g.s(LOWNUM, 32)),
-    ("cohere-api-token", "cohere", lambda g: g.s(ALNUM, 40)),
-    ("coinbase-access-token", "coinbase", lambda g: g.s(LOWNUM + "_-", 64)),
-    ("confluent-secret-key", "confluent", lambda g: g.s(LOWNUM, 64)),
-    ("contentful-delivery-api-token", "contentful", lambda g: g.s(LOWNUM + "=_-", 43)),
-    ("datadog-access-token", "datadog", lambda g: g.s(LOWNUM, 40)),
-    ("defined-networking-api-token", "dnkey", lambda g: f"dnkey-{g.s(LOWNUM, 26)}-{g.s(LOWNUM, 52)}"),
-    ("discord-api-token", "discord", lambda g: g.s(HEX, 64)),
-    ("discord-client-secret", "discord_client", lambda g: g.s(LOWNUM + "=_-", 32)),
-    ("droneci-access-token", "droneci", lambda g: g.s(LOWNUM, 32)),
-    ("dropbox-api-token", "dropbox", lambda g: g.s(LOWNUM, 15)),
-    ("dropbox-long-lived-api-token", "dropbox_long", lambda g: g.s(LOWNUM, 11) + "AAAAAAAAAA" + g.s(LOWNUM + "-_=", 43)),
-    ("dropbox-short-lived-api-token", "dropbox_short", lambda g: "sl." + g.s(LOWNUM + "-=_", 135)),
-    ("etsy-access-token", "etsy", lambda g: g.s(LOWNUM, 24)),
-    ("facebook-secret", "facebook", lambda g: g.s(HEX, 32)),
-    ("fastly-api-token", "fastly", lambda g: g.s(LOWNUM + "=_-", 32)),
-    ("finicity-api-token", "finicity", lambda g: g.s(HEX, 32)),
-    ("finicity-client-secret", "finicity_client", lambda g: g.s(LOWNUM, 20)),
-    ("finnhub-access-token", "finnhub", lambda g: g.s(LOWNUM, 20)),
-    ("flickr-access-token", "flickr", lambda g: g.s(LOWNUM, 32)),
-    ("freemius-secret-key", "freemius", lambda g: "sk_" + g.s(ALNUM + "!#%", 29)),
-    ("freshbooks-access-token", "freshbooks", lambda g: g.s(LOWNUM, 64)),
-    ("gitter-access-token", "gitter", lambda g: g.s(LOWNUM + "_-", 40)),
-    ("gocardless-api-token", "gocardless", lambda g: "live_" + g.s(LOWNUM + "-_=", 40)),
-    ("heroku-api-key", "heroku", lambda g: g.uuid()),
-    ("hubspot-api-key", "hubspot", lambda g: g.uuid(upper=True)),
-    ("intercom-api-key", "intercom", lambda g: g.s(LOWNUM + "=_-", 60)),
-    ("jfrog-api-key", "jfrog", lambda g: g.s(LOWNUM, 73)),
-    ("jfrog-identity-token", "artifactory", lambda g: g.s(LOWNUM, 64)),
-    ("kraken-access-token", "kraken", lambda g: g.s(LOWNUM + "/=_+-", 86)),
-    ("kucoin-access-token", "kucoin", lambda g: g.s(HEX, 24)),
-    ("kucoin-secret-key", "kucoin_api", lambda g: g.uuid()),
-    ("launchdarkly-access-token", "launchdarkly", lambda g: g.s(LOWNUM + "=_-", 40)),
-    ("linear-client-secret", "linear", lambda g: g.s(HEX, 32)),
-    ("linkedin-client-secret", "linkedin", lambda g: g.s(LOWNUM, 16)),
-    ("lob-api-key", "lob", lambda g: "live_" + g.s(HEX, 35)),
-    ("lob-pub-api-key", "lob_pub", lambda g: "test_pub_" + g.s(HEX, 31)),
-    ("looker-client-secret", "looker", lambda g: g.s(LOWNUM, 24)),
-    ("mailgun-signing-key", "mailgun", lambda g: f"{g.s('abcdefgh0123456789', 32)}-{g.s('abcdefgh0123456789', 8)}-{g.s('abcdefgh0123456789', 8)}"),
-    ("mapbox-api-token", "mapbox", lambda g: f"pk.{g.s(LOWNUM, 60)}.{g.s(LOWNUM, 22)}"),
-    ("mattermost-access-token", "mattermost", lambda g: g.s(LOWNUM, 26)),
-    ("messagebird-api-token", "messagebird", lambda g: g.s(LOWNUM, 25)),
-    ("netlify-access-token", "netlify", lambda g: g.s(LOWNUM + "=_-", 43)),
-    ("new-relic-browser-api-token", "newrelic", lambda g: "NRJS-" + g.s(HEX, 19)),
-    ("new-relic-user-api-id", "new_relic", lambda g: g.s(LOWNUM, 64)),
-    ("nytimes-access-token", "nytimes", lambda g: g.s(LOWNUM + "=_-", 32)),
-    ("okta-access-token", "okta", lambda g: "00" + g.s(URLSAFE + "=", 40)),
-    ("plaid-api-token", "plaid", lambda g: f"access-sandbox-{g.uuid()}"),
-    ("plaid-secret-key", "plaid_secret", lambda g: g.s(LOWNUM, 30)),
-    ("privateai-api-token", "private_ai", lambda g: g.s(LOWNUM, 32)),
-    ("rapidapi-access-token", "rapidapi", lambda g: g.s(LOWNUM + "_-", 50)),
-    ("sendbird-access-token", "sendbird", lambda g: g.s(HEX, 40)),
-    ("sentry-access-token", "sentry", lambda g: g.s(HEX, 64)),
-    ("sidekiq-secret", "BUNDLE_ENTERPRISE__CONTRIBSYS__COM", lambda g: f"{g.s(HEX, 8)}:{g.s(HEX, 8)}"),
-    ("snyk-api-token", "snyk", lambda g: g.uuid()),
-    ("sonar-api-token", "sonar", lambda g: "squ_" + g.s(LOWNUM, 40)),
-    ("squarespace-access-token", "squarespace", lambda g: g.uuid()),
-    ("sumologic-access-token", "sumo", lambda g: g.s(LOWNUM, 64)),
-    ("travisci-access-token", "travis", lambda g: g.s(LOWNUM, 22)),
-    ("twitch-api-token", "twitch", lambda g: g.s(LOWNUM, 30)),
-    ("twitter-access-secret", "twitter_access", lambda g: g.s(LOWNUM, 45)),
-    ("twitter-access-token", "twitter", lambda g: g.s(DIGITS, 19) + "-" + g.s(ALNUM, 30)),
-    ("twitter-api-key", "twitter_consumer", lambda g: g.s(LOWNUM, 25)),
-    ("twitter-api-secret", "twitter_consumer_secret", lambda g: g.s(LOWNUM, 50)),
-    ("yandex-access-token", "yandex", lambda g: f"t1.{g.s(ALNUM + '_-', 20)}.{g.s(ALNUM + '_-', 86)}"),
-    ("yandex-aws-access-token", "yandex_aws", lambda g: "YC" + g.s(URLSAFE, 38)),
-    ("zendesk-secret-key", "zendesk", lambda g: g.s(LOWNUM, 40)),
-]
-# Key names that say "secret" in the words of detect-secrets' keyword detector and other languages.
-SECRET_KEYS = [
-    "password", "passwd", "pwd", "DB_PASSWORD", "PGPASSWORD", "mysql_root_password", "secret", "client_secret",
-    "api_key", "apikey", "api-key", "auth_key", "service_key", "account_key", "db_key", "database_key",
-    "priv_key", "private_key", "client_key", "db_pass", "database_pass", "key_pass", "secret_key", "access_token",
-    "refresh_token", "auth_token", "session_token", "x-api-key", "contraseña", "contrasena", "passwort", "kennwort",
-    "mot_de_passe", "senha", "wachtwoord", "haslo", "lösenord", "salasana", "пароль", "密码", "パスワード",
-    "private_key_id", "encryption_key", "signing_key", "master_key", "webhook_secret", "jwt_secret", "smtp_password",
-    "ldap_bind_password", "redis_password", "AWS_SECRET_ACCESS_KEY", "AZURE_CLIENT_SECRET", "GITHUB_TOKEN",
-    "NPM_TOKEN", "SLACK_BOT_TOKEN", "credentials", "connection_string", "passphrase", "wpa_passphrase", "psk",
-]
-SUFFIXES = ["api_key", "token", "secret", "access_token", "client_secret", "api_token", "secret_key", "auth_token", "key"]
 
 
 def password(g: Gen) -> str:
@@ -396,8 +138,18 @@ def _special(g: Gen) -> list[Entry]:
     add("url-password-in-log", "log", f"2026-12-01 10:00:03 app: connecting to amqp://svc:{pw[22]}@mq.internal:5672/vhost", pw[22])
     add("git-credential-url", "history", f"git clone https://x-access-token:{tok}@github.com/acme/app.git", tok)
     add("connection-string", "ini", f"ConnectionString=Server=db;User Id=sa;Password={pw[23]};Encrypt=true", pw[23])
-    add("gcp-private-key-id", "json", f'  "private_key_id": "{g.s(HEX, 40)}",', out[-1].canaries[0] if False else "")
-    out[-1] = Entry("gcp-private-key-id", "json", out[-1].text, (out[-1].text.split('"')[3],))
+    key_id = g.s(HEX, 40)
+    add("gcp-private-key-id", "json", f'  "private_key_id": "{key_id}",', key_id)
+    return out + _key_blocks(g, pw)
+
+
+def _key_blocks(g: Gen, pw: list[str]) -> list[Entry]:
+    """Private key blocks of every format, and base64-carried credentials."""
+    out: list[Entry] = []
+
+    def add(shape: str, fmt: str, text: str, *canaries: str) -> None:
+        out.append(Entry(shape, fmt, text, canaries))
+
     pem, body = _pem(g, "PRIVATE KEY", 4)
     add("gcp-service-account-private-key", "json", '  "private_key": "' + pem.replace("\n", "\\n") + '\\n",', *body)
     for name in ("RSA PRIVATE KEY", "EC PRIVATE KEY", "OPENSSH PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "DSA PRIVATE KEY",

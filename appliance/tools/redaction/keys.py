@@ -27,7 +27,11 @@ _KEY_SEP = re.compile(
     r"(?<![\w.])(?P<key>[^\W\d][\w.\-]{0,63})(?P<sep>[\"'\]]{0,2}[ \t]*(?::=|=>|\?=|={1,3}|:(?!//))[ \t]*@?)"
 )
 _LINE_START = re.compile(r"^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+|\$)?[\"']?$")
-_OPTION = re.compile(r"(?<!\S)(?P<key>--?[^\W\d][\w\-.]*)(?P<sep>[ \t]+)(?P<val>(?!--?[A-Za-z][\w\-]*(?:[=\s]|$))(?![\[(]REDACTED)(?:\"[^\"]*\"|'[^']*'|\S+))")
+# --key value: the value is the next token unless that is itself an option (a value may start with "-")
+_OPTION = re.compile(
+    r"(?<!\S)(?P<key>--?[^\W\d][\w\-.]*)(?P<sep>[ \t]+)"
+    r"(?P<val>(?!--?[A-Za-z][\w\-]*(?:[=\s]|$))(?![\[(]REDACTED)(?:\"[^\"]*\"|'[^']*'|\S+))"
+)
 _DIRECTIVE = re.compile(
     r"(?im)(?P<key>^[ \t]*(?:requirepass|masterauth|bindpw|rootpw|olcrootpw|psk|wpa_psk|password|passwd|secret|auth_pass|"
     r"private_key|key_password|client_secret|token|api_key|passphrase)|\b(?:requirepass|masterauth|bindpw|rootpw)|"
@@ -36,10 +40,12 @@ _DIRECTIVE = re.compile(
 # (kind, texts one of which the lower-cased line must hold for the rule to run, pattern)
 _SPECIAL = [(kind, needle_test(needles.split("|")), re.compile(pattern)) for kind, needles, pattern in (
     # curl -u user:password, --user user:password, --proxy-user, smbclient -U user%password
-    ("password", "curl|--user|--proxy-user", r"(?:\bcurl\b.*?(?<!\S)-[uU][ \t]*|(?<!\S)--(?:proxy-)?user[= \t][ \t]*)[\"']?[^\s:\"']*:(?P<val>[^\s\"']+)"),
+    ("password", "curl|--user|--proxy-user",
+     r"(?:\bcurl\b.*?(?<!\S)-[uU][ \t]*|(?<!\S)--(?:proxy-)?user[= \t][ \t]*)[\"']?[^\s:\"']*:(?P<val>[^\s\"']+)"),
     ("password", "%", r"(?<!\S)(?:-U|--user(?:name)?)[= \t][ \t]*[^\s%]+%(?P<val>\S+)"),
     # mysql -pSECRET / sshpass -p SECRET / redis-cli -a SECRET / openssl -passin pass:SECRET
-    ("password", "-p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass|mongo|mongosh|mongodump)\b[^\n]*?(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
+    ("password", "-p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass|mongo|mongosh|mongodump)\b[^\n]*?"
+                       r"(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
     ("password", "redis-cli", r"\bredis-cli\b[^\n]*?(?<!\S)-a[ \t]+(?P<val>\S+)"),
     ("password", "-pass|-k", r"(?<!\S)-(?:pass(?:in|out)?|passphrase|k)[ \t]+(?:pass:|env:)?(?P<val>\S+)"),
     ("password", "htpasswd", r"\bhtpasswd\b[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>\S+)"),

@@ -57,7 +57,8 @@ PLACEHOLDER = re.compile(
 )
 _KINDS = [
     (re.compile(r"(?i)private"), "private-key"),
-    (re.compile(r"(?i)pass|pwd|pw$|bindpw|rootpw|psk|authtok|contrase|senha|parol|has[łl]o|sifre|şifre|пароль|密|口令|パスワード|비밀번호|wacht|kennw|mot.?de.?passe|heslo|jelsz|l[öo]senord|salasana|adgangs|clave"), "password"),
+    (re.compile(r"(?i)pass|pwd|pw$|bindpw|rootpw|psk|authtok|contrase|senha|parol|has[łl]o|sifre|şifre|пароль|密|口令"
+                r"|パスワード|비밀번호|wacht|kennw|mot.?de.?passe|heslo|jelsz|l[öo]senord|salasana|adgangs|clave"), "password"),
     (re.compile(r"(?i)secret|geheim|segre"), "secret"),
     (re.compile(r"(?i)token"), "token"),
     (re.compile(r"(?i)api.?key"), "api-key"),

@@ -79,14 +79,16 @@ TOKEN_KINDS: list[tuple[str, str, str]] = [
 ]
 
 
-# Texts (lower-cased) one of which a text must hold for each detect-secrets plugin to run; a plugin
-# not listed here runs on every text.
+# Texts (lower-cased) one of which a text must hold for each detect-secrets plugin to run ("a+b": both
+# a and b; the keyword-assignment plugins need their vendor word and a secret word); a plugin not
+# listed here runs on every text.
 _PLUGIN_NEEDLES = {
     "ArtifactoryDetector": "!AKC|!AP", "AWSKeyDetector": "a3t|abia|acca|akia|asia|aws", "AzureStorageKeyDetector": "accountkey",
-    "BasicAuthDetector": "://", "CloudantDetector": "cl", "DiscordBotTokenDetector": ".", "GitHubTokenDetector": "gh",
-    "GitLabTokenDetector": "gl|gr1348941", "IbmCloudIamDetector": "iam", "IbmCosHmacDetector": "cos|hmac",
+    "BasicAuthDetector": "://", "CloudantDetector": "cl+key|cl+pw|cl+pass|cl+token", "DiscordBotTokenDetector": ".", "GitHubTokenDetector": "gh",
+    "GitLabTokenDetector": "gl|gr1348941", "IbmCloudIamDetector": "iam+key|iam+pw|iam+pass|iam+token",
+    "IbmCosHmacDetector": "secret+cos|secret+hmac|secret_access_key|secretaccesskey|secret-access-key",
     "JwtTokenDetector": "eyj", "MailchimpDetector": "-us", "NpmDetector": "_authtoken", "OpenAIDetector": "t3blbkfj",
-    "PypiTokenDetector": "pypi-", "SendGridDetector": "sg.", "SlackDetector": "xox|hooks.slack", "SoftlayerDetector": "sl",
+    "PypiTokenDetector": "pypi-", "SendGridDetector": "sg.", "SlackDetector": "xox|hooks.slack", "SoftlayerDetector": "sl+key|sl+pw|sl+pass|sl+token|softlayer",
     "SquareOAuthDetector": "sq0csp", "StripeDetector": "k_live", "TelegramBotTokenDetector": ":", "TwilioKeyDetector": "!AC|!SK",
 }
 
@@ -146,7 +148,7 @@ def redact_tokens(text: str) -> str:
     lowered = text.lower()
     active = set(_ALWAYS)
     for needle, indexes in _BY_NEEDLE.items():
-        if (needle[1:] in text) if needle[0] == "!" else (needle in lowered):
+        if (needle[1:] in text) if needle[0] == "!" else all(part in lowered for part in needle.split("+")):
             active.update(indexes)
     spans = []
     for index in sorted(active):
