@@ -264,5 +264,7 @@ SECRET_KEYS = [
     "private_key_id", "encryption_key", "signing_key", "master_key", "webhook_secret", "jwt_secret", "smtp_password",
     "ldap_bind_password", "redis_password", "AWS_SECRET_ACCESS_KEY", "AZURE_CLIENT_SECRET", "GITHUB_TOKEN",
     "NPM_TOKEN", "SLACK_BOT_TOKEN", "credentials", "connection_string", "passphrase", "wpa_passphrase", "psk",
+    "apiKey", "clientSecret", "accessToken", "dbPassword", "secretAccessKey", "X-Auth-Token", "DJANGO_SECRET_KEY",
+    "keystore_password", "ssl.key.password", "passcode", "pin_code", "totp_seed",
 ]
 SUFFIXES = ["api_key", "token", "secret", "access_token", "client_secret", "api_token", "secret_key", "auth_token", "key"]

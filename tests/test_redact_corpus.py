@@ -198,11 +198,11 @@ def test_store_and_export_keep_no_secret(tmp_path, planted):
             run_id = f"run-{n}"
             text = path.read_text(encoding="utf-8")
             first = entries[0]
-            store.record(ev.RunStarted(run_id, f"why does this fail? {first.text}", MODEL, SETTINGS, time.time(), "0.1.0"))
-            store.record(ev.StepRecorded(run_id, 0, time.time(), f"I saw {first.text}", "read_file",
+            store.record(ev.RunStarted(run_id, f"why does this fail?\n{first.text}", MODEL, SETTINGS, time.time(), "0.1.0"))
+            store.record(ev.StepRecorded(run_id, 0, time.time(), f"I saw:\n{first.text}", "read_file",
                                          {"path": str(path), "password": first.canaries[0]}, "ok", text,
                                          text.splitlines()[0], None, ""))
-            store.record(ev.RunEnded(run_id, ev.FINISHED, f"the config holds {entries[-1].text}", {"line": entries[-1].text},
+            store.record(ev.RunEnded(run_id, ev.FINISHED, f"the config holds:\n{entries[-1].text}", {"line": entries[-1].text},
                                      "", 1, 0, 0, 0, 1.0, time.time()))
             all_entries += entries
     finally:

@@ -38,6 +38,10 @@ _DIRECTIVE = re.compile(
     r"\b(?:login|user|account)[ \t]+\S+[ \t]+password)(?P<sep>[ \t]+)(?P<val>(?![=:])(?!\[REDACTED)\S.*?)[ \t]*$"
 )
 # (kind, texts one of which the lower-cased line must hold for the rule to run, pattern)
+# "KEY VALUE" alone on a line, or "set KEY VALUE" anywhere (redis CONFIG SET, shells, consoles):
+# masked when KEY is a secret name (see _directive_pairs).
+_PAIR_LINE = re.compile(r"^[ \t]*(?:(?:config[ \t]+)?set[ \t]+)?(?P<key>[^\W\d][\w.\-]{1,63})[ \t]+(?P<val>[^\s=:]\S*)[ \t]*$", re.I)
+_SET_PAIR = re.compile(r"(?i)\bset[ \t]+(?P<key>[^\W\d][\w.\-]{1,63})[ \t]+(?P<val>(?!\[REDACTED)[^\s=]\S*)")
 _SPECIAL = [(kind, needle_test(needles.split("|")), re.compile(pattern)) for kind, needles, pattern in (
     # curl -u user:password, --user user:password, --proxy-user, smbclient -U user%password
     ("password", "curl|--user|--proxy-user",
@@ -46,6 +50,10 @@ _SPECIAL = [(kind, needle_test(needles.split("|")), re.compile(pattern)) for kin
     # mysql -pSECRET / sshpass -p SECRET / redis-cli -a SECRET / openssl -passin pass:SECRET
     ("password", "-p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass|mongo|mongosh|mongodump)\b[^\n]*?"
                        r"(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
+    ("password", "login", r"\b(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?(?<!\S)-p[ \t]+(?P<val>\S+)"),
+    ("password", "ldap", r"\bldap[a-z]*\b[^\n]*?(?<!\S)-w[ \t]+(?P<val>\S+)"),
+    ("password", "sqlcmd bcp osql isql".replace(" ", "|"), r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]*?(?<!\S)-P[ \t]*(?P<val>\S+)"),
+    ("password", "sudo", r"\becho[ \t]+(?P<q>['\"]?)(?P<val>[^'\"|\s]+)(?P=q)[ \t]*\|[ \t]*sudo[ \t]+-S"),
     ("password", "redis-cli", r"\bredis-cli\b[^\n]*?(?<!\S)-a[ \t]+(?P<val>\S+)"),
     ("password", "-pass|-k", r"(?<!\S)-(?:pass(?:in|out)?|passphrase|k)[ \t]+(?:pass:|env:)?(?P<val>\S+)"),
     ("password", "htpasswd", r"\bhtpasswd\b[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>\S+)"),
@@ -62,7 +70,8 @@ _LONE = re.compile(r"^[ \t]*(?P<val>[A-Za-z0-9+/_\-.~]{8,}={0,2})[ \t]*[\"']?[ \
 _NEXT_PAIR = re.compile(r"\s[^\W\d][\w.\-]*=")  # "password=x user=bob": a log line's pairs, not one value
 _BLOCK_SCALAR = re.compile(r"^[|>][+-]?$")
 _DETECTOR = KeywordDetector()
-_has_form = needle_test(("curl", "--user", "--proxy-user", "%", "-p", "redis-cli", "-k", "htpasswd", "define", "authoriz", "cookie"))
+_has_form = needle_test(("curl", "--user", "--proxy-user", "%", "-p", "redis-cli", "-k", "htpasswd", "define", "authoriz", "cookie",
+                         "login", "ldap", "sqlcmd", "bcp", "osql", "isql", "sudo"))
 _has_directive = needle_test(("requirepass", "masterauth", "bindpw", "rootpw", "psk", "password", "passwd", "secret", "auth_pass",
                       "private_key", "key_password", "token", "api_key", "passphrase"))
 _detector_may_match = needle_test(("key", "pass", "pwd", "secret", "contrase"))  # detect-secrets' keyword list
@@ -157,6 +166,10 @@ def _options_and_forms(line: _Line, lower: str) -> None:
             for match in regex.finditer(line.text):
                 if not PLACEHOLDER.match(match.group("val").strip()):
                     line.add(*match.span("val"), kind or secret_kind(match.group("key")))
+    for regex in (_PAIR_LINE, _SET_PAIR):
+        for match in regex.finditer(line.text):
+            if classify(match.group("key")) == "secret" and is_secret_value(match.group("key"), match.group("val")):
+                line.add(*match.span("val"), secret_kind(match.group("key")))
     for needle, regex in (("define", _DEFINE), ("value", _XML_NAMED)):
         if needle in lower:
             for match in regex.finditer(line.text):

@@ -30,9 +30,10 @@ _OWN_WORDS = (
     "secret", "secreto", "segreto", "token", f"api{_S}key", f"access{_S}key(?:{_S}id)?", f"private{_S}key(?:{_S}id)?",
     "credentials?", "creds", f"connection{_S}string", f"account{_S}key", f"auth{_S}key", f"service{_S}key",
     f"d(?:b|atabase){_S}(?:key|pass)", f"priv{_S}key", f"client{_S}key", f"key{_S}pass", "bindpw", "rootpw",
-    "requirepass", "masterauth", "authtok", f"encryption{_S}key", f"signing{_S}key", f"master{_S}key",
+    "requirepass", "masterauth", "authtok", f"secret{_S}key", f"encryption{_S}key", f"signing{_S}key", f"master{_S}key",
     f"hmac{_S}key", f"license{_S}key", f"shared{_S}access{_S}key", f"pre{_S}shared{_S}key", "wpa_psk",
-    f"auth{_S}pass", "pgpass", "htpasswd", "smtp_pass",
+    f"auth{_S}pass", "pgpass", "htpasswd", "smtp_pass", "passcode", f"pin{_S}code", f"t?otp{_S}(?:seed|key|secret)",
+    f"mfa{_S}(?:seed|key)", f"recovery{_S}codes?", f"backup{_S}codes?",
 )
 # detect-secrets' words are regex fragments (`api_?key`, `db_?pass`): used as they are.
 _WORDS = "|".join((*_OWN_WORDS, *DETECT_SECRETS_WORDS))
@@ -45,7 +46,7 @@ _MAYBE_NAME = re.compile(
     r"hmac|otp)$|^[a-z]*(?:key|auth|session|signature|cookie|salt|nonce|bearer|jwt|dsn)$"
 )
 # Cheap pre-test: a name holds one of these (lower-cased) before the regexes above are tried.
-HINTS = ("pass", "pw", "secret", "token", "key", "cred", "string", "auth", "session", "sid", "sig", "cookie", "salt",
+HINTS = ("pass", "pw", "pin", "otp", "seed", "code", "secret", "token", "key", "cred", "string", "auth", "session", "sid", "sig", "cookie", "salt",
          "nonce", "bearer", "jwt", "dsn", "cert", "psk", "sas", "pat", "access", "license", "hmac", "otp", "pin",
          "contrase", "senha", "parol", "пароль", "密", "口令", "パスワード", "비밀번호", "has", "sifre", "şifre", "clave",
          "geheim", "segre", "wacht", "kennw", "mot", "heslo", "jelsz", "l\u00f6senord", "losenord", "salasana", "adgangs")

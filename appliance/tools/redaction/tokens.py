@@ -122,6 +122,12 @@ _BY_NEEDLE: dict[str, list[int]] = {}
 for _index, (_, _needles, _) in enumerate(_RULES):
     for _needle in _needles:
         _BY_NEEDLE.setdefault(_needle, []).append(_index)
+# (text to look for, or None; case-sensitive text, or None; all of these parts, or None; rules)
+_NEEDLE_TESTS = [
+    (None if needle[0] == "!" or "+" in needle else needle, needle[1:] if needle[0] == "!" else None,
+     tuple(needle.split("+")) if "+" in needle else None, indexes)
+    for needle, indexes in _BY_NEEDLE.items()
+]
 
 
 def mask_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
@@ -147,8 +153,14 @@ def _skip(text: str, start: int, end: int) -> bool:
 def redact_tokens(text: str) -> str:
     lowered = text.lower()
     active = set(_ALWAYS)
-    for needle, indexes in _BY_NEEDLE.items():
-        if (needle[1:] in text) if needle[0] == "!" else all(part in lowered for part in needle.split("+")):
+    for plain, exact, parts, indexes in _NEEDLE_TESTS:
+        if plain is not None:
+            if plain in lowered:
+                active.update(indexes)
+        elif exact is not None:
+            if exact in text:
+                active.update(indexes)
+        elif all(part in lowered for part in parts):
             active.update(indexes)
     spans = []
     for index in sorted(active):
