@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 import sqlite3
 import subprocess
 import time
@@ -140,10 +142,11 @@ def test_process_command_lines_show_no_secret():
     """Real processes with the secrets in their argv, read back through process_details and
     top_processes (the busy one has to make the top of the CPU list)."""
     shapes = _argv_shapes()[::6]
-    procs = [subprocess.Popen(["sh", "-c", "sleep 120; :", "corpus", *e.text.split()]) for e in shapes]
+    procs = [subprocess.Popen(["sh", "-c", "sleep 120; :", "corpus", *e.text.split()], start_new_session=True)
+             for e in shapes]
     busy_entries = shapes[:3]
     busy = subprocess.Popen(["sh", "-c", "while :; do :; done", "corpus",
-                             *[part for e in busy_entries for part in e.text.split()[-2:]]])
+                             *[part for e in busy_entries for part in e.text.split()[-2:]]], start_new_session=True)
     try:
         registry = build_registry(ToolContext(policy=PathPolicy.default()))
         time.sleep(0.3)
@@ -158,7 +161,7 @@ def test_process_command_lines_show_no_secret():
         leaks += _leaks(shapes, top)
     finally:
         for proc in (*procs, busy):
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)  # the shell and its sleep
             proc.wait()
     assert len(shapes) >= 40 and leaks == []
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -50,12 +51,13 @@ def test_option_forms_are_masked(line, secret):
 
 
 def test_option_forms_in_a_real_process_command_line():
-    proc = subprocess.Popen(["sh", "-c", "sleep 20; :", "x", "--password=Hunter2Hunter2", "--token", "tok_4f9a8b7c6d5e"])
+    proc = subprocess.Popen(["sh", "-c", "sleep 20; :", "x", "--password=Hunter2Hunter2", "--token", "tok_4f9a8b7c6d5e"],
+                            start_new_session=True)
     try:
         time.sleep(0.2)
         got = build_registry(ToolContext(policy=PathPolicy.default())).call("process_details", {"pid": proc.pid})
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # the shell and its sleep
         proc.wait()
     assert "--password=[REDACTED:password]" in got["data"]["command"]
     assert "Hunter2Hunter2" not in str(got) and "tok_4f9a8b7c6d5e" not in str(got)
