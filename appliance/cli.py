@@ -16,16 +16,33 @@ from appliance.commands.common import add_common_options
 from appliance.errors import ApplianceError
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a wrong argument is one line on stderr (exit 2), not a usage block; the
-    subcommands' parsers are of this class too (argparse makes them of their parent's class)."""
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments end in one line and a hint, exit 2, instead of a usage block. Subparsers are
+    made of the same class (argparse builds them with the parent's type), so every command has it."""
 
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+    def error(self, message: str):  # type: ignore[override]
+        print(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def readable_argv(argv: Sequence[str]) -> list[str]:
+    """The arguments with bytes that are not UTF-8 (kept by Python as lone surrogates) replaced by
+    U+FFFD, and one line on stderr saying so: nothing after this can fail to encode them."""
+    out = []
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            fixed = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            print(f"appliance: an argument is not valid UTF-8; its undecodable bytes were replaced: {fixed!r}",
+                  file=sys.stderr)
+            arg = fixed
+        out.append(arg)
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="appliance",
         description="An offline troubleshooting agent for this machine. Run without a command for the TUI.",
     )
@@ -45,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(readable_argv(sys.argv[1:] if argv is None else argv))
     try:
         if args.command is None:
             from appliance.commands.tui import run_tui

@@ -153,9 +153,11 @@ def test_a_canary_that_reaches_the_database_fails_the_case(store):
         if "next_plan" in json.dumps(schema):
             return REFLECTION
         folder = re.search(r"app in (\S+) cannot", _question(messages)).group(1)
-        secret_line = (Path(folder) / ".env").read_text().splitlines()[2]  # DB_PASSWORD=<canary>
+        secret = (Path(folder) / ".env").read_text().splitlines()[2].split("=", 1)[1]  # DB_PASSWORD=<canary>
+        # Halves too short for the redactor to call random, long enough for the canary check:
+        # the check must catch what the redactor misses.
         if not any(m.role == "assistant" for m in messages):
-            return _step("list_dir", {"path": folder}, thought=f"I know {secret_line}")
+            return _step("list_dir", {"path": folder}, thought=f"I know {secret[:12]} and {secret[12:]}")
         return _step("finish", {"answer": "password authentication failed for user billing", "result": {},
                                 "evidence": []})
 

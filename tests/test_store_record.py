@@ -64,7 +64,7 @@ def test_events_that_are_not_stored_are_ignored(store):
 
 def test_observations_are_redacted_and_capped(store):
     secret = "AKIAABCDEFGHIJKLMNOP"
-    long_text = "password=hunter2hunter2 " + "x" * (OBSERVATION_CAP + 5000)
+    long_text = "password=hunter2hunter2\n" + "x" * (OBSERVATION_CAP + 5000)  # a value runs to its line's end
     store.record(run_events("r1", 0, end=False)[0])
     store.record(ev.StepRecorded("r1", 0, time.time(), "t", "read_file", {"path": "/etc/app.env"}, "ok",
                                  long_text, f"aws key {secret}", None, ""))

@@ -45,7 +45,7 @@ from appliance.agent.answer_fit import check_fit
 from appliance.agent.checks import Verdict, check_answer, normalized
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import Evidence, EvidenceSource, MachineEvidence, NoEvidence, finding_fields, findings_text
-from appliance.agent.observe import clean, render_result, summarize, wrap
+from appliance.agent.observe import clean, redact, render_result, summarize, wrap
 from appliance.agent.prompt import (
     EXAMPLE_TEXTS,
     after_reflection_message,
@@ -212,7 +212,7 @@ class _Run:
         self.s = engine.settings
         self.model = engine.model
         self.registry = engine.registry
-        self.question = question
+        self.question = redact(question)  # a secret typed in the question reaches neither the model nor the store
         self.ask = ask
         self.can_ask = ask is not None and self.s.allow_ask
         self.cancel = cancel

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import platform
+import sqlite3
 import sys
 import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import quote
 
 from appliance.commands.common import add_common_options
 from appliance.config import Paths, resolve_paths
@@ -44,7 +46,8 @@ def check_python() -> Check:
 
 def check_packages() -> list[Check]:
     checks = []
-    for name, required in (("llama-cpp-python", True), ("textual", True), ("sqlite-utils", True), ("psutil", True)):
+    for name, required in (("llama-cpp-python", True), ("textual", True), ("sqlite-utils", True), ("psutil", True),
+                           ("detect-secrets", True)):
         try:
             checks.append(Check(OK, name, metadata.version(name)))
         except metadata.PackageNotFoundError:
@@ -108,6 +111,24 @@ def check_data_dir(paths: Paths) -> Check:
     return Check(OK, "data directory", f"{paths.home} is writable (database {paths.db})")
 
 
+def check_database(paths: Paths) -> Check:
+    """The run database opens and passes SQLite's own consistency check (read-only: doctor never
+    changes it). A missing database is fine: the first run creates it."""
+    if not paths.db.exists():
+        return Check(OK, "database", f"{paths.db} does not exist yet; the first run creates it")
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(paths.db.absolute()))}?mode=ro", uri=True)
+        try:
+            rows = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return Check(FAIL, "database", f"{paths.db} cannot be read as a database ({exc}); move it aside and start afresh")
+    if rows != ["ok"]:
+        return Check(FAIL, "database", f"{paths.db} is damaged (quick_check: {'; '.join(rows[:2])}); move it aside")
+    return Check(OK, "database", f"{paths.db} passes SQLite's quick_check")
+
+
 def check_models(paths: Paths, spec: str | None) -> list[Check]:
     """Every catalog model's state, then whether the model a run would use can be loaded."""
     from appliance.llm.catalog import load_catalog, resolve_model
@@ -140,7 +161,7 @@ def check_models(paths: Paths, spec: str | None) -> list[Check]:
 
 def run_checks(paths: Paths, spec: str | None) -> list[Check]:
     return ([check_python()] + check_packages() + [check_llama_cpp()] + check_cpu_memory()
-            + [check_data_dir(paths)] + check_models(paths, spec) + check_sensors())
+            + [check_data_dir(paths), check_database(paths)] + check_models(paths, spec) + check_sensors())
 
 
 def cmd_doctor(args) -> int:

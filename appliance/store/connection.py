@@ -42,6 +42,8 @@ def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_M
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     db = sqlite_utils.Database(conn, execute_plugins=False)
     db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    # Sorts and VACUUM-style rebuilds (`runs rm`) in memory: no temporary file outside the data directory.
+    db.execute("PRAGMA temp_store = MEMORY")
     if not readonly:
         mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":

@@ -14,14 +14,16 @@ from typing import Any, Iterable, TextIO
 from appliance import __version__
 from appliance.store.anonymize import Identity, Masker
 from appliance.store.timefmt import iso
+from appliance.tools.redact import redact_value
 
 FORMAT_NAME = "appliance-runs"
 FORMAT_VERSION = 1
 
 
 def prepare(runs: Iterable[dict[str, Any]], *, anonymize: bool, identity: Identity | None = None) -> list[dict[str, Any]]:
-    """The runs (each with its `steps`) as they go into the file; masked when asked."""
-    runs = list(runs)
+    """The runs (each with its `steps`) as they go into the file: redacted again (a database written
+    before a redaction rule existed must not carry the secret out), and masked when asked."""
+    runs = [redact_value(run) for run in runs]
     if not anonymize:
         return runs
     masker = Masker(identity or Identity.of_this_machine())

@@ -28,6 +28,7 @@ from appliance.store import migrations
 from appliance.store.connection import BUSY_TIMEOUT_MS, WriterLock, check_writable, connect, transaction
 from appliance.store.failures import CORRUPT, message_for, translate
 from appliance.store.timefmt import iso
+from appliance.tools.redact import redact, redact_value
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 OBSERVATION_CAP = 16_000  # characters of one observation kept; the engine shows the model less
@@ -89,15 +90,11 @@ def cap_text(text: str, limit: int = OBSERVATION_CAP) -> str:
     return text[:limit] + f"\n… [{len(text) - limit} more characters not stored]"
 
 
-def _redact(text: str) -> str:
-    """The tools layer's secret redaction, imported late so the store works (and is tested) even
-    while that module is being written; the engine redacts before the model sees an observation,
-    this is the second net for what is written to disk."""
-    try:
-        from appliance.tools.redact import redact
-    except ImportError:
-        return text
-    return redact(text)
+def _redact(text: str | None) -> str | None:
+    """The tools layer's one redactor: the engine redacts before the model sees anything, and this
+    is the second net for everything written to disk (question, thoughts, inputs, observations,
+    answers, errors)."""
+    return redact(text) if text else text
 
 
 def fts_query(text: str) -> str:
@@ -171,7 +168,7 @@ class Store:
             {
                 "id": event.run_id,
                 "started_at": iso(event.started_at),
-                "question": event.question,
+                "question": _redact(event.question),
                 "model_name": model.name,
                 "model_path": model.path,
                 "model_size": model.size,
@@ -191,9 +188,9 @@ class Store:
                 "run_id": event.run_id,
                 "step": event.step,
                 "at": iso(event.at),
-                "thought": event.thought,
+                "thought": _redact(event.thought),
                 "action": event.action,
-                "action_input": _dumps(dict(event.action_input or {})),
+                "action_input": _dumps(redact_value(dict(event.action_input or {}))),
                 "observation_status": event.observation_status,
                 "observation": cap_text(_redact(event.observation or "")),
                 "observation_summary": cap_text(_redact(event.observation_summary or ""), 2000),
@@ -218,9 +215,9 @@ class Store:
                    error = ?, step_count = ?, prompt_tokens = ?, prompt_tokens_reused = ?,
                    completion_tokens = ?, seconds = ?
                WHERE id = ?""",
-            [iso(event.ended_at), event.status, event.answer, _dumps(dict(event.result or {})),
+            [iso(event.ended_at), event.status, _redact(event.answer), _dumps(redact_value(dict(event.result or {}))),
              _dumps(list(final.evidence)) if final else None, int(final.forced) if final else None,
-             event.error or None, event.steps, event.prompt_tokens, event.prompt_tokens_reused,
+             _redact(event.error) or None, event.steps, event.prompt_tokens, event.prompt_tokens_reused,
              event.completion_tokens, round(event.seconds, 3), event.run_id],
         )
 

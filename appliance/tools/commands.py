@@ -23,10 +23,16 @@ from appliance.tools.schema import Doc, MaxLen
 OUTPUT_CAP_BYTES = 256 * 1024
 OUTPUT_SHOWN = 6000
 
+# Matched whole (fullmatch: `$` would let a trailing newline through) and only on ASCII text (`\d`
+# would take other scripts' digits, which the programs then refuse).
 PLACEHOLDERS = {
-    "UNIT": re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._:\-]{0,127}$"),
-    "N": re.compile(r"^(?:[1-9]\d?|[1-4]\d\d|500)$"),  # 1-500
+    "UNIT": re.compile(r"[A-Za-z0-9][A-Za-z0-9@._:\-]{0,127}"),
+    "N": re.compile(r"(?:[1-9][0-9]?|[1-4][0-9][0-9]|500)"),  # 1-500
 }
+
+
+def _fits(placeholder: str, token: str) -> bool:
+    return token.isascii() and not token.startswith("-") and PLACEHOLDERS[placeholder].fullmatch(token) is not None
 
 ALLOWED: tuple[str, ...] = (
     "uname -a", "uptime", "nproc", "lscpu", "lsblk", "lsblk -f", "df -h", "df -i", "free -m", "free -h",
@@ -66,7 +72,7 @@ def match_allowed(command: str) -> list[str] | str:
         if len(form) != len(tokens):
             continue
         if all(
-            (PLACEHOLDERS[want].match(got) and not got.startswith("-")) if want in PLACEHOLDERS else want == got
+            _fits(want, got) if want in PLACEHOLDERS else want == got
             for want, got in zip(form, tokens)
         ):
             return tokens

@@ -17,9 +17,8 @@ PathArg = Annotated[str, MaxLen(512), Doc("absolute path (or ~/...)")]
 REDACT_MARGIN = 4096  # read this much past the cut so secrets crossing it are still recognised
 
 
-def cut_redacted(text: str, keep: int) -> str:
-    """The first `keep` characters of `text` after redaction; a marker is never cut in half."""
-    full = redact(text)
+def cut_shown(full: str, keep: int) -> str:
+    """The first `keep` characters of the (redacted) `full`; a marker is never cut in half."""
     if len(full) <= keep:
         return full
     cut = full[:keep]
@@ -54,18 +53,20 @@ def read_file(
         raw = raw.replace(b"\x00", b" ")  # /proc/PID/cmdline and friends separate fields with NULs
     if looks_binary(raw):
         return fail(f"{path} is a binary file ({units.size(st.st_size)}); only text files are shown", ERROR)
-    truncated = len(raw) > max_bytes
-    # Redact before cutting, so a secret that straddles the cut is not shown half-way.
-    text = cut_redacted(raw.decode("utf-8", errors="replace"), len(raw[:max_bytes].decode("utf-8", errors="replace")))
+    # Redact the whole read (past the cut, so a secret that straddles it is recognised), then cut
+    # the redacted text: markers change lengths, so the cut is made, and reported, on what is shown.
+    whole = len(raw) <= max_bytes
+    full = redact(raw.decode("utf-8", errors="replace"))
+    text = full if whole else cut_shown(full, max_bytes)
     data = {
         "path": str(real),
         "size": units.size(st.st_size) if st.st_size else "unknown (virtual file)",
         "modified": units.when(st.st_mtime),
-        "truncated": truncated,
+        "truncated": not whole,
         "text": text,
     }
-    if truncated:
-        data["note"] = f"showing the first {max_bytes} bytes only"
+    if not whole:
+        data["note"] = f"showing the first {len(text)} characters (redacted) only"
     if not text.strip():
         return result(EMPTY, data, f"{path} is empty")
     return ok(data)

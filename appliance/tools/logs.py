@@ -85,48 +85,72 @@ def error_key(line: str) -> str:
     return _MASK_RE.sub("#", _STAMP_RE.sub("", line))[:160]
 
 
+CONTEXT_LINES = 3  # lines before a line that are redacted with it: a value may begin on them
+
+
+class _Shown:
+    """Each line as it is shown: redacted with the lines just before it, so a secret that begins on
+    an earlier line (an open quote, `password: |`) is still masked. Cached: a line is redacted once."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.cache: dict[int, str] = {}
+
+    def __getitem__(self, index: int) -> str:
+        if index not in self.cache:
+            start = max(0, index - CONTEXT_LINES)
+            self.cache[index] = redact("\n".join(self.lines[start:index + 1])).rpartition("\n")[2]
+        return self.cache[index]
+
+
 def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
-    """Counts, repeated errors and the last `want` lines that match `pattern` and `level`."""
+    """Counts, repeated errors and the last `want` lines that match `pattern` and `level`.
+
+    `pattern` is matched against the lines as shown (redacted), never the raw text, so it cannot
+    confirm a guessed secret: a raw line that contains the text is kept only if its redacted form
+    still does."""
     needles = [part.strip() for part in pattern.lower().split("|") if part.strip()]  # "a|b": either
+    shown = _Shown(lines)
     counts = Counter()
     repeated: Counter = Counter()
-    example: dict[str, str] = {}
-    selected: list[str] = []
-    for line in lines:
+    example: dict[str, int] = {}
+    selected: list[int] = []
+    for index, line in enumerate(lines):
         kind = level_of(line)
         if kind:
             counts[kind] += 1
         if kind == "error":
             key = error_key(line)
             repeated[key] += 1
-            example[key] = line
+            example[key] = index
+        if level == "error" and kind != "error" or level == "warning" and kind is None:
+            continue
         if needles:
             lowered = line.lower()
             if not any(needle in lowered for needle in needles):
                 continue
-        if level == "error" and kind != "error":
-            continue
-        if level == "warning" and kind is None:
-            continue
-        selected.append(line)
-    shown: list[str] = []
+            redacted = shown[index].lower()
+            if not any(needle in redacted for needle in needles):
+                continue
+        selected.append(index)
+    out: list[str] = []
     budget = TEXT_LIMIT
-    for line in reversed(selected[-want:]):
-        clipped = units.clip(redact(line), LINE_LIMIT)  # redact before clipping: no half secrets
+    for index in reversed(selected[-want:]):
+        clipped = units.clip(shown[index], LINE_LIMIT)  # redacted before clipping: no half secrets
         if budget - len(clipped) < 0:
             break
         budget -= len(clipped)
-        shown.append(clipped)
-    shown.reverse()
+        out.append(clipped)
+    out.reverse()
     return {
         "lines_scanned": len(lines),
         "counts": {"error": counts["error"], "warning": counts["warning"]},
         "top_errors": [
-            {"count": n, "example": units.clip(redact(example[key]), LINE_LIMIT)} for key, n in repeated.most_common(5)
+            {"count": n, "example": units.clip(shown[example[key]], LINE_LIMIT)} for key, n in repeated.most_common(5)
         ],
         "matching_lines": len(selected),
-        "lines": shown,
-        **({"lines_omitted": len(selected) - len(shown)} if len(selected) > len(shown) else {}),
+        "lines": out,
+        **({"lines_omitted": len(selected) - len(out)} if len(selected) > len(out) else {}),
     }
 
 
@@ -148,9 +172,10 @@ def tail_lines(policy: PathPolicy, path: str, tail_bytes: int = TAIL_BYTES) -> t
             cut = start > 0
     if looks_binary(window[:8192]):
         raise NotText(f"{path} is a binary file; for the systemd journal use path 'journal'")
-    lines = redact_blocks(window.decode("utf-8", errors="replace")).splitlines()
-    if cut and lines:
-        lines = lines[1:]  # the first line of the window is probably cut in half
+    text = window.decode("utf-8", errors="replace")
+    if cut:
+        text = text.partition("\n")[2]  # the first line of the window is probably cut in half
+    lines = redact_blocks(text).splitlines()  # a key block whose BEGIN fell before the window is still masked
     source = {"path": str(real), "size": units.size(st.st_size), "modified": units.when(st.st_mtime)}
     if cut:
         source["scanned"] = f"last {units.size(tail_bytes)} only"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import glob
 import os
 import re
 import stat
@@ -129,6 +130,8 @@ class PathPolicy:
     read_roots: tuple[Path, ...]
     list_roots: tuple[Path, ...] = (Path("/"),)
     home: Path = field(default_factory=Path.home)
+    # Places the person added (--allow-path, or a confined policy's roots): a hard link there is never trusted.
+    added_roots: tuple[Path, ...] = ()
 
     @classmethod
     def default(cls, extra_roots: Sequence[str | os.PathLike] = ()) -> "PathPolicy":
@@ -138,14 +141,14 @@ class PathPolicy:
         extras = tuple(_root(r, home) for r in extra_roots)
         reads = tuple(_root(r, home) for r in DEFAULT_READ_ROOTS if os.path.lexists(r)) + extras
         lists = tuple(_root(r, home) for r in DEFAULT_LIST_ROOTS) + extras
-        return cls(read_roots=_unique(reads), list_roots=_unique(lists), home=home)
+        return cls(read_roots=_unique(reads), list_roots=_unique(lists), home=home, added_roots=_unique(extras))
 
     @classmethod
     def confined(cls, roots: Iterable[str | os.PathLike]) -> "PathPolicy":
         """Only `roots`, for reading and listing (tests, or a locked-down deployment)."""
         home = Path.home()
         resolved = _unique(tuple(_root(r, home) for r in roots))
-        return cls(read_roots=resolved, list_roots=resolved, home=home)
+        return cls(read_roots=resolved, list_roots=resolved, home=home, added_roots=resolved)
 
     def describe(self) -> dict:
         return {
@@ -168,9 +171,10 @@ class PathPolicy:
             raise PathDenied(f"{path!r} is not absolute; give a full path starting with / or ~")
         lexical = Path(os.path.normpath(expanded))  # for the deny-list check of the name as written
         reason = secret_reason(lexical)
+        if reason is not None:  # before resolving: /proc/N/root cannot even be resolved without ptrace access
+            raise PathDenied(f"{path} is off limits: {reason}")
         real = Path(os.path.realpath(expanded))  # the kernel's reading: symlinks first, then ".."
-        if reason is None:
-            reason = secret_reason(real)
+        reason = secret_reason(real)
         if reason is not None:
             raise PathDenied(f"{path} is off limits: {reason}")
         roots = self.read_roots if purpose == "read" else self.list_roots
@@ -221,10 +225,30 @@ class PathPolicy:
             if not stat.S_ISREG(after.st_mode) or (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
                 raise PathDenied(f"{path} changed while it was being checked; refusing to read it")
             _check_fd_path(fd, real, path)
+            self._check_links(path, real, after)
         except BaseException:
             os.close(fd)
             raise
         return fd, real, after
+
+    def _check_links(self, path: str, real: Path, st: os.stat_result) -> None:
+        """A file with more than one name is read only when the policy can trust it (see
+        LINK_TRUSTED_ROOTS): the deny-list looks at names, and another name of the same file could
+        be `secret/.env` (`ln secret/.env allowed/notes.txt`)."""
+        if st.st_nlink <= 1:
+            return
+        trusted = (
+            st.st_uid == 0
+            and _within(real, LINK_TRUSTED_ROOTS)
+            and not _within(real, self.added_roots)
+            and (st.st_dev, st.st_ino) not in _secret_inodes()
+        )
+        if not trusted:
+            raise PathDenied(
+                f"{path} has {st.st_nlink} hard links, and another of its names may be a denied file; a file with "
+                f"several names is read only when root owns it under {', '.join(map(str, LINK_TRUSTED_ROOTS))} "
+                f"(never in places added with --allow-path)"
+            )
 
     def open_dir(self, path: str, purpose: Purpose = "list") -> tuple[int, Path]:
         """Open an allowed directory (O_DIRECTORY|O_NOFOLLOW); returns (fd, real path)."""
@@ -241,6 +265,28 @@ class PathPolicy:
             os.close(fd)
             raise
         return fd, real
+
+
+# Where a file with several hard links may still be read: system directories only root can write
+# (so only root could have linked a file there), never /tmp, /var/tmp or places the person added.
+LINK_TRUSTED_ROOTS = tuple(Path(p) for p in (
+    "/etc", "/var/log", "/run/log", "/usr/lib/systemd", "/lib/systemd", "/usr/lib/os-release", "/boot",
+))
+_SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/shadow-", "/etc/gshadow-", "/etc/security/opasswd",
+                 "/etc/krb5.keytab")
+_SECRET_GLOBS = ("/etc/ssh/ssh_host_*_key", "/etc/ssl/private/*", "/root/.ssh/*")
+
+
+def _secret_inodes() -> set[tuple[int, int]]:
+    """(device, inode) of the well-known secret files, so even root's own link to one is refused."""
+    found = set()
+    for name in (*_SECRET_FILES, *(hit for pattern in _SECRET_GLOBS for hit in glob.glob(pattern))):
+        try:
+            st = os.stat(name)
+        except OSError:
+            continue
+        found.add((st.st_dev, st.st_ino))
+    return found
 
 
 def _within(path: Path, roots) -> bool:

@@ -15,6 +15,7 @@ from appliance.tools import commands, disks, files, logs, memory, network, proce
 from appliance.tools.base import ERROR, Registry, ToolResult, bind, fail
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathDenied, PathPolicy
+from appliance.tools.procs import is_root
 from appliance.tools.redact import redact_value
 
 __all__ = ["ToolContext", "build_registry", "default_registry", "TOOL_FUNCTIONS"]
@@ -51,13 +52,24 @@ def guarded(func: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
             outcome = fail(str(exc) if not exc.filename else f"{exc.filename}: {exc.strerror}", ERROR)
         except PermissionError as exc:
-            where = exc.filename or kwargs.get("path") or "it"
-            outcome = fail(f"permission denied reading {where} (the appliance is not running as root)", ERROR)
+            outcome = fail(permission_message(exc.filename or kwargs.get("path") or "it"), ERROR)
+        except OSError as exc:  # EINVAL from /proc/N/attr/*, EIO, ...: one line, not a traceback
+            outcome = fail(f"{exc.filename or kwargs.get('path') or 'it'} cannot be read: {exc.strerror or exc}", ERROR)
         except Exception as exc:  # a tool bug is an observation; its message may quote data, so redact it
             outcome = fail(f"{type(exc).__name__}: {exc}", ERROR)
         return redact_value(outcome)
 
     return call
+
+
+def permission_message(where: str) -> str:
+    """Why the kernel refused: as root, not a missing privilege the person could add."""
+    if not is_root():
+        return f"permission denied reading {where} (the appliance is not running as root)"
+    if str(where).startswith("/proc/"):
+        return (f"permission denied reading {where}, even as root: the kernel allows another process's root, cwd, "
+                f"ns and io entries only with ptrace access, which this system refuses")
+    return f"permission denied reading {where}, even as root (a security module, mount option or file attribute refuses it)"
 
 
 def build_registry(context: ToolContext) -> Registry:

@@ -1,0 +1,53 @@
+"""Passwords inside URLs (`scheme://user:password@host/...`), found by parsing the URL.
+
+A regex that stops the password at the first `@` or `/` leaks the rest of `p@ss/word`: here the
+credentials end at the LAST `@` of the URL's token, and what follows it must parse as a host
+(`urllib.parse`), so `https://host/a?mail=x@example.org` is left alone. Query parameters that name
+a secret (`?token=...`) are `keys`' business.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from appliance.tools.redaction import MARKER_PREFIX, marker
+
+_URL = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.\-]{1,20})://(?P<rest>[^\s\"'<>`]+)")
+_PORT_THEN_PATH = re.compile(r"^\d{1,5}/[^@]*[?#=]")  # host:8080/x?mail=a@b: a port, not a password
+KIND = "url-password"
+
+
+def _credentials_end(scheme: str, rest: str) -> int:
+    """Where the user:password part of `rest` (after `scheme://`) ends (its last `@`), or -1."""
+    at = rest.rfind("@")
+    if at <= 0:
+        return -1
+    user, colon, password = rest[:at].partition(":")
+    if not colon or not password or any(c in user for c in "/?#") or password.startswith(MARKER_PREFIX):
+        return -1
+    if _PORT_THEN_PATH.match(password):
+        return -1
+    try:
+        host = urlsplit(f"{scheme}://{rest[at + 1:]}").hostname
+    except ValueError:
+        return -1
+    return at if host else -1
+
+
+def redact_urls(text: str) -> str:
+    if "://" not in text:
+        return text
+    out, done = [], 0
+    for match in _URL.finditer(text):
+        rest = match.group("rest")
+        at = _credentials_end(match.group("scheme"), rest)
+        if at < 0:
+            continue
+        start = match.start("rest") + rest.index(":") + 1
+        out += [text[done:start], marker(KIND)]
+        done = match.start("rest") + at
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
