@@ -60,7 +60,10 @@ def _is_flat(value: Any) -> bool:
 
 
 def _short_list(value: Any) -> bool:
-    return isinstance(value, list) and len(value) <= 8 and all(not isinstance(v, (dict, list)) for v in value)
+    """A list that reads well inline: a few short scalars. Longer items (a log's lines) go one per
+    line, so no line of the log is cut at the observation's line limit."""
+    return (isinstance(value, list) and len(value) <= 8 and all(not isinstance(v, (dict, list)) for v in value)
+            and sum(len(str(v)) + 2 for v in value) <= _LINE_MAX // 2)
 
 
 def _inline(value: Any) -> str:
@@ -83,7 +86,10 @@ def render_data(data: Any, indent: int = 0) -> list[str]:
     lines: list[str] = []
     if isinstance(data, list):
         for item in data:
-            lines.extend(render_data(item, indent) if isinstance(item, (dict, list)) else [pad + _scalar(item)])
+            if isinstance(item, (dict, list)):
+                lines.extend(render_data(item, indent))
+            else:  # a text item (a log line) reads best as itself, one per line
+                lines.append(pad + (" ".join(item.split()) if isinstance(item, str) and item.strip() else _scalar(item)))
         return lines
     flat = {k: v for k, v in data.items() if _one_line(v)}
     if flat:
