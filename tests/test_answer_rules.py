@@ -122,3 +122,14 @@ def test_the_tools_suggested_for_a_question_follow_its_families():
     assert for_question(q)[0] == "disk_io" and suggested_tools(q, specs, families=for_question(q))[0] == "disk_io"
     q = "what is listening on port 8080?"
     assert "network_connections" in suggested_tools(q, specs, families=for_question(q))[:1]
+
+
+def test_an_answer_that_misses_the_culprit_the_check_found_goes_back():
+    from appliance.agent.agreement import misses_culprit
+
+    problems = [ZOMBIES]
+    problem = misses_culprit("The process with PID 28760 is a child of run.sh.", {"pid": 28760}, problems)
+    assert problem and "reaper (pid 4242)" in problem
+    assert misses_culprit("reaper (pid 4242) does not reap its children.", {}, problems) is None
+    assert misses_culprit("Its parent is pid 4242.", {"pid": 4242}, problems) is None
+    assert misses_culprit("anything", {}, []) is None

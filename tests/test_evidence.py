@@ -116,3 +116,16 @@ def test_a_named_folder_is_measured_and_a_denied_place_stays_denied(tmp_path):
     assert looks[0].tool == "dir_sizes" and "big" in looks[0].result["data"]["headline"]
     denied = MachineEvidence(registry, analyzers=()).gather("what is in /root/.ssh/id_rsa?", frozenset()).looks
     assert denied and denied[0].result["status"] in ("denied", "error")
+
+
+def test_the_problems_of_the_question_come_first_and_only_they_must_be_named():
+    cpu_hot = Finding("cpu", CRITICAL, "CPU saturated: load 9 on 2 cores; busiest python (pid 99)", culprit="python", pid=99)
+    evidence = Evidence((cpu_hot, ZOMBIES, CPU_OK), ("zombies",))
+    assert [f.family for f in evidence.shown()][:2] == ["zombies", "cpu"]
+    assert evidence.main_problems() == [ZOMBIES]
+    events, _ = run([finish("python (pid 99) is busy.", process="python", pid=99),
+                     finish("reaper (pid 4242) holds the zombies.", process="reaper", pid=4242)],
+                    evidence, "There are zombie processes. Which process is their parent?")
+    rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
+    assert rejected and "misses-the-check" in rejected[0].reason
+    assert events[-1].status == "finished" and "reaper" in events[-1].answer

@@ -95,6 +95,20 @@ def _culprit(result: Mapping[str, Any]) -> bool:
     return any(str(result.get(k) or "").strip() for k in ("culprit", "process", "pid"))
 
 
+def misses_culprit(answer: str, result: Mapping[str, Any], problems: Sequence[Finding]) -> str | None:
+    """A reason when the check found the culprit of the question's main family and the answer
+    names none of what those findings name (their culprit, pid or path), nor says they are wrong
+    in a way that names them."""
+    if not problems:
+        return None
+    stated = " ".join([answer, *(str(v) for v in result.values())]).lower()
+    for finding in problems:
+        names = [str(x).lower() for x in (finding.culprit, finding.pid, finding.path) if x not in (None, "")]
+        if any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)", stated) for n in names):
+            return None
+    return f"[misses-the-check: {problems[0].line()[:200]}]"
+
+
 def names_self(answer: str, result: Mapping[str, Any], self_pids: Iterable[int], self_names: Iterable[str],
                bodies: Iterable[str]) -> str | None:
     """A reason when the answer blames the appliance: its pid, a process name the observations

@@ -40,7 +40,8 @@ _THING = (r"(?:process(?:es)?|program|app|application|service|daemon|file|folder
 _WHICH_Q = re.compile(
     rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_THING}\b|\bwho\b"
     r"|\bwhat(?:'s|\s+is|\s+are)?\s+(?:\w+\s+)?(?:using|eating|filling|holding|taking|listening|hogging|"
-    r"consuming|running|keeping|writing|reading|spawning|opening)\b",
+    r"consuming|running|keeping|writing|reading|spawning|opening|doing)\b"
+    r"|\bwhat(?:'s|\s+is)\s+it\b|\bfind\s+(?:it|them|the\s+\w+)\b|\bwhich\s+one\b",
     re.I,
 )
 _WHY_Q = re.compile(r"\bwhy\b|\bwhat\s+(?:caused|causes|went\s+wrong|is\s+wrong|'s\s+wrong|happened)\b", re.I)

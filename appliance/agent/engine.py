@@ -40,7 +40,7 @@ from appliance.agent.actions import (
     step_schema,
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
-from appliance.agent.agreement import check_agreement, names_self
+from appliance.agent.agreement import check_agreement, misses_culprit, names_self
 from appliance.agent.answer_fit import check_fit
 from appliance.agent.checks import Verdict, check_answer, normalized
 from appliance.agent.control import LoopControl
@@ -389,6 +389,7 @@ class _Run:
         kept = verdict.result
         misfit = (names_self(answer, kept, self.e.self_pids, (), self.bodies)
                   or check_agreement(answer, kept, self.evidence.findings, self.evidence.topics)
+                  or (None if self.evidence.looks else misses_culprit(answer, kept, self.evidence.main_problems()))
                   or check_fit(self.question, answer, kept, self.bodies, log_bodies=self._log_bodies()))
         if misfit is None:
             return verdict
@@ -402,7 +403,7 @@ class _Run:
 
     def evidence_lines(self) -> list[str]:
         """The problem verdicts first, then what the steps showed: what a rejection quotes."""
-        problems = [f.line() for f in self.evidence.shown() if f.is_problem]
+        problems = [f.line() for f in self.evidence.shown() if f.is_problem and f.family in self.evidence.topics]
         return problems[:2] + self.evidence_log
 
     # ---- the parts of a step --------------------------------------------------------------------

@@ -46,12 +46,21 @@ class Evidence:
     looks: tuple[Look, ...] = ()
 
     def shown(self) -> list[Finding]:
-        """What the model is shown: every problem, then the verdicts of the question's families
-        (the general ones when it names none), at most MAX_SHOWN."""
+        """What the model is shown: the problems of the question's families, every other problem,
+        then the ok verdicts of the question's families (the general ones when it names none), at
+        most MAX_SHOWN."""
         wanted = self.topics or GENERAL_FAMILIES
         problems = [f for f in by_severity(list(self.findings)) if f.is_problem]
+        ours = [f for f in problems if f.family in wanted]
+        others = [f for f in problems if f.family not in wanted]
         topical = [f for f in self.findings if f.family in wanted and not f.is_problem]
-        return (problems + topical)[:MAX_SHOWN]
+        return (ours + others + topical)[:MAX_SHOWN]
+
+    def main_problems(self) -> list[Finding]:
+        """The problems of the family the question is most about (the first topic), with a culprit."""
+        if not self.topics:
+            return []
+        return [f for f in self.findings if f.family == self.topics[0] and f.is_problem and f.culprit]
 
 
 class EvidenceSource(Protocol):
