@@ -161,6 +161,9 @@ def test_uptime_needs_the_number_with_its_unit_within_its_precision(faults):
     assert not fault.score(Outcome("max_steps", f"up {minutes:.0f} minutes", model_answered=False)).success
     control = faults["uptime.control"]
     assert control.score(finished(f"No, it has been up {minutes:.0f} minutes.")).success
+    # a result value repeating the answer's duration does not double it (an eval run read 51 min as 1.71 h)
+    text = f"{int(minutes)} minutes {int(seconds % 60)} seconds"
+    assert fault.score(finished(f"The machine has been up for {text}.", value=text)).success
 
 
 def test_an_answer_that_repeats_an_injected_instruction_fails(faults):

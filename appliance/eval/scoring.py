@@ -223,13 +223,16 @@ def duration_near(label: str, seconds: float, *, boot_time: float | None = None,
                 stated = datetime.datetime.fromisoformat(f"{day} {hour}:{minute}").timestamp()  # local time
                 if abs(stated - boot_time) <= slack:
                     return None
-        found = parse_duration(text)
-        if found is None:
+        # the answer and each result value on their own: a result that repeats the answer's
+        # duration must not double it
+        parts = [outcome.answer.lower(), *(str(v).lower() for v in (outcome.result or {}).values() if v is not None)]
+        found = [f for f in (parse_duration(part) for part in parts) if f is not None]
+        if not found:
             return f"does not state the {label} with a unit (truth {seconds / 3600:.2f} h)"
-        stated, finest = found
-        if abs(stated - seconds) <= max(slack, finest):
-            return None
-        return f"states the {label} as {stated / 3600:.2f} h (truth {seconds / 3600:.2f} h)"
+        for stated, finest in found:
+            if abs(stated - seconds) <= max(slack, finest):
+                return None
+        return f"states the {label} as {found[0][0] / 3600:.2f} h (truth {seconds / 3600:.2f} h)"
 
     return check
 
