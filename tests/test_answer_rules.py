@@ -133,3 +133,12 @@ def test_an_answer_that_misses_the_culprit_the_check_found_goes_back():
     assert misses_culprit("reaper (pid 4242) does not reap its children.", {}, problems) is None
     assert misses_culprit("Its parent is pid 4242.", {"pid": 4242}, problems) is None
     assert misses_culprit("anything", {}, []) is None
+
+
+def test_an_answer_quoting_a_verdict_names_an_observed_fact():
+    from appliance.agent.checks import check_answer
+
+    bodies = ["[warning] zombies: reaper (pid 4242) holds 7 zombie children it has not reaped; load 2 % of one core"]
+    assert check_answer("reaper holds them.", {"process": "reaper", "pid": 4242}, bodies, tools_worked=True).problem is None
+    # "2 % of one" across the dropped '%' sign is still three words in a row of the observation
+    assert check_answer("It uses 2 % of one core.", {}, bodies, tools_worked=True).problem is None

@@ -129,3 +129,18 @@ def test_the_problems_of_the_question_come_first_and_only_they_must_be_named():
     rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
     assert rejected and "misses-the-check" in rejected[0].reason
     assert events[-1].status == "finished" and "reaper" in events[-1].answer
+
+
+def test_after_missing_the_culprit_the_next_finish_must_name_one_the_check_found():
+    evidence = Evidence((ZOMBIES, CPU_OK), ("zombies",))
+    events, model = run([finish("There are 7 zombie processes."),
+                         {"thought": "the check names it", "action": "finish",
+                          "action_input": {"result": {"culprit": "reaper", "pid": 4242},
+                                           "answer": "reaper (pid 4242) does not reap its 7 children.", "evidence": []}}],
+                        evidence, "There are zombie processes. Which process is their parent?")
+    second_schema = model.calls[1][1]
+    finishes = [o for o in second_schema.get("anyOf", [second_schema]) if o["properties"]["action"]["const"] == "finish"]
+    result = finishes[0]["properties"]["action_input"]["properties"]["result"]
+    assert result["properties"]["culprit"] == {"enum": ["reaper"]} and result["required"] == ["culprit"]
+    assert list(finishes[0]["properties"]["action_input"]["properties"])[:2] == ["result", "answer"]
+    assert events[-1].status == "finished" and events[-1].result["culprit"] == "reaper"

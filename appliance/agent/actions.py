@@ -51,26 +51,36 @@ def _object(properties: Mapping[str, dict], required: Iterable[str]) -> dict:
     }
 
 
-def result_schema(settings: EngineSettings) -> dict:
+def result_schema(settings: EngineSettings, culprits: Iterable[str] = ()) -> dict:
+    """The finish action's result. culprits: when the checks have settled what is at fault (an
+    answer was sent back for missing it), `culprit` is required and must be one of them; the
+    culprit field comes first so the model writes the rest about it."""
     props = {}
+    culprits = [c for c in dict.fromkeys(culprits) if c]
+    if culprits:
+        props["culprit"] = {"enum": culprits}
     for name, prop in RESULT_FIELDS.items():
+        if name in props:
+            continue
         prop = {k: v for k, v in prop.items() if k != "description"}
         if prop["type"] == "string":
             prop["maxLength"] = settings.result_max_chars
         props[name] = prop
-    return _object(props, [])
+    return _object(props, ["culprit"] if culprits else [])
 
 
-def finish_input_schema(settings: EngineSettings) -> dict:
+def finish_input_schema(settings: EngineSettings, culprits: Iterable[str] = ()) -> dict:
+    """answer, result, evidence; with settled culprits the result comes before the answer, so the
+    answer is written about the culprit already chosen."""
     evidence = {
         "type": "array",
         "items": _string(settings.evidence_max_chars),
         "maxItems": settings.evidence_max_items,
     }
-    return _object(
-        {"answer": _string(settings.answer_max_chars), "result": result_schema(settings), "evidence": evidence},
-        ["answer", "result", "evidence"],
-    )
+    culprits = tuple(culprits)
+    answer, result = _string(settings.answer_max_chars), result_schema(settings, culprits)
+    props = {"result": result, "answer": answer} if culprits else {"answer": answer, "result": result}
+    return _object({**props, "evidence": evidence}, ["answer", "result", "evidence"])
 
 
 def ask_input_schema(settings: EngineSettings) -> dict:
@@ -119,7 +129,7 @@ def _step_object(settings: EngineSettings, action: str, action_input: dict) -> d
 
 def action_input_schemas(
     specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True,
-    finish: bool = True, exclude: Iterable[str] = (),
+    finish: bool = True, exclude: Iterable[str] = (), culprits: Iterable[str] = (),
 ) -> dict[str, dict]:
     """action name -> schema of its action_input, in prompt order (tools, then finish, ask_user)."""
     schemas: dict[str, dict] = {}
@@ -129,7 +139,7 @@ def action_input_schemas(
             if spec.name not in excluded:
                 schemas[spec.name] = _tool_parameters(spec)
     if finish or not schemas:
-        schemas[FINISH] = finish_input_schema(settings)
+        schemas[FINISH] = finish_input_schema(settings, culprits)
     if ask:
         schemas[ASK_USER] = ask_input_schema(settings)
     return schemas
@@ -137,7 +147,7 @@ def action_input_schemas(
 
 def step_schema(
     specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True,
-    finish: bool = True, exclude: Iterable[str] = (),
+    finish: bool = True, exclude: Iterable[str] = (), culprits: Iterable[str] = (),
 ) -> dict:
     """The JSON schema of one step. tools=False leaves only `finish` (the last step, or a forced
     answer); ask=False removes `ask_user` (nobody can answer); finish=False leaves `finish` out
@@ -146,7 +156,7 @@ def step_schema(
     options = [
         _step_object(settings, name, schema)
         for name, schema in action_input_schemas(specs, settings, tools=tools, ask=ask, finish=finish,
-                                                 exclude=exclude).items()
+                                                 exclude=exclude, culprits=culprits).items()
     ]
     return options[0] if len(options) == 1 else {"anyOf": options}
 
@@ -227,6 +237,7 @@ def every_schema(specs: Iterable[ToolSpec], settings: EngineSettings) -> dict[st
     cases = {"step": step_schema(specs, settings), "reflection": reflection_schema(settings)}
     for name, input_schema in action_input_schemas(specs, settings).items():
         cases[name] = _step_object(settings, name, input_schema)
+    cases["finish-settled"] = _step_object(settings, FINISH, finish_input_schema(settings, ("flakyd-7d9f", "/mnt/x")))
     return cases
 
 

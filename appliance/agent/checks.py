@@ -80,6 +80,9 @@ def observed_facts(bodies: Iterable[str]) -> set[str]:
         facts.update(m.group(1).lower().rstrip("/.") for m in _PATH.finditer(body))
         # numbers of 3+ digits anywhere (a port or pid in a headline or a sentence, not key=value)
         facts.update(re.findall(r"(?<![\w.])\d{3,}(?![\w])", body))
+        # a process a verdict names in prose: "reaper (pid 4242)"
+        for name, pid in re.findall(r"([\w.\-]{2,}) \(pid (\d+)\)", body):
+            facts.update((name.lower(), pid))
     return {f for f in facts if f not in _TRIVIAL and len(f) >= 2}
 
 
@@ -96,7 +99,7 @@ def _mentions(text: str, haystack: str, facts: set[str]) -> bool:
     if any(len(w) >= 3 and w not in _TRIVIAL and (w in facts) for w in _words(text)):
         return True
     words = [w for w in _words(text) if w]
-    flat = " ".join(_words(haystack))
+    flat = " ".join(w for w in _words(haystack) if w)
     return any(" ".join(words[i : i + 3]) in flat for i in range(len(words) - 2))
 
 

@@ -34,6 +34,7 @@ class Grammar:
     ask: bool
     finish: bool
     exclude: frozenset[str]
+    culprits: tuple[str, ...] = ()  # what the checks settled: the finish's culprit must be one of them
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class LoopControl:
     no_new: int = 0
     limit_reflected: bool = False
     repeated_at: dict[str, int] = field(default_factory=dict)
+    settled: tuple[str, ...] = ()
 
     # -- before a step ----------------------------------------------------------------------------
 
@@ -79,6 +81,7 @@ class LoopControl:
             ask=self.can_ask and not last,
             finish=self.looked or self.finish_early,
             exclude=frozenset(self.excluded(step)),
+            culprits=self.settled,
         )
 
     def excluded(self, step: int) -> set[str]:
@@ -97,8 +100,11 @@ class LoopControl:
         return not (step >= self.settings.max_steps or self.forced
                     or self.rejections >= self.settings.answer_rejections)
 
-    def rejected(self) -> None:
+    def rejected(self, settled: tuple[str, ...] = ()) -> None:
+        """One more rejection; `settled`: the culprits the checks found that the answer missed,
+        which the next finish must choose from."""
         self.rejections += 1
+        self.settled = tuple(settled)
 
     # -- after an observation ---------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ from appliance.agent.actions import (
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
 from appliance.agent.agreement import check_agreement, misses_culprit, names_self
-from appliance.agent.answer_fit import check_fit
+from appliance.agent.answer_fit import check_fit, ranked_firsts
 from appliance.agent.checks import Verdict, check_answer, normalized
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import Evidence, EvidenceSource, MachineEvidence, NoEvidence, finding_fields, findings_text
@@ -304,7 +304,7 @@ class _Run:
         the run has its final answer."""
         grammar = self.ctl.grammar(step)
         schema = step_schema(self.registry.specs, self.s, tools=grammar.tools, ask=grammar.ask,
-                             finish=grammar.finish, exclude=grammar.exclude)
+                             finish=grammar.finish, exclude=grammar.exclude, culprits=grammar.culprits)
         gen = yield from self._generate(step, schema, reply_budget(schema, self.s.max_tokens), "step")
         stats = gen.stats
         self.messages.append(Message("assistant", gen.text))
@@ -370,7 +370,7 @@ class _Run:
                                f"{', '.join(verdict.dropped)})")
             yield from self._accept(step, parsed, verdict.result, stats, evaluation, forced=self.ctl.forced)
             return None
-        self.ctl.rejected()
+        self.ctl.rejected(self._settled(problem))
         yield ev.AnswerRejected(self.run_id, step, problem)
         message = rejection_message(problem, self.evidence_lines())
         self.rejected_answers.append(normalized(str(action_input.get("answer", ""))))
@@ -394,6 +394,15 @@ class _Run:
         if misfit is None:
             return verdict
         return replace(verdict, problem=misfit, invented=True)
+
+    def _settled(self, problem: str) -> tuple[str, ...]:
+        """The culprits the checks settle for a rejected answer: the question's main problems when
+        it missed or denied them, the ranked first entries when it named another or nothing."""
+        if problem.startswith(("[misses-the-check", "[contradicts-check")):
+            return tuple(str(f.culprit) for f in self.evidence.main_problems())
+        if problem.startswith(("[not-the-first", "[names-no-thing")):
+            return tuple(r.subject for r in ranked_firsts(self.bodies))
+        return ()
 
     def _log_bodies(self) -> list[str]:
         """The observations that read a log the question is about (a why answer quotes their cause)."""
