@@ -55,6 +55,7 @@ from appliance.agent.prompt import (
 )
 from appliance.agent.settings import EngineSettings
 from appliance.agent.snapshot import SELF_LABEL, take_snapshot
+from appliance.errors import ApplianceError
 from appliance.llm.base import ChatModel, Generation, GenerationStats, Message
 from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, OK, PARTIAL, TIMEOUT, Registry
 
@@ -588,7 +589,11 @@ class _Run:
             stop.set()
             worker.join()
         if "error" in box:
-            raise _ModelFailed(f"the model failed: {one_line(box['error'])}")
+            error = box["error"]
+            # An ApplianceError's message is already the one line for the person (a model server
+            # that is down, a refused key); anything else is named by its type.
+            said = " ".join(error.message.split()) if isinstance(error, ApplianceError) else one_line(error)
+            raise _ModelFailed(f"the model failed: {said}")
         gen: Generation = box["gen"]
         self.prompt_tokens += gen.stats.prompt_tokens_evaluated
         self.prompt_reused += gen.stats.prompt_tokens_reused
