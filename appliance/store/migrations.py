@@ -152,12 +152,20 @@ def m005_create_evals(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_eval_cases_run_id ON eval_cases (run_id)")
 
 
+def m006_add_run_host(db: sqlite_utils.Database) -> None:
+    """Issue 17: the machine a run was made on, so the runs of a whole site can share one file
+    (`appliance runs import`). Runs recorded before this migration keep NULL: nobody knows."""
+    db.execute("ALTER TABLE runs ADD COLUMN host TEXT")
+    db.execute("CREATE INDEX idx_runs_host ON runs (host)")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_create_runs,
     m002_create_steps,
     m003_create_search,
     m004_add_step_threads,
     m005_create_evals,
+    m006_add_run_host,
 )
 
 
