@@ -8,7 +8,8 @@ no collector.
 One trace per run, its id the run's id (both are 128 random bits):
 - `invoke_agent appliance` — the run: the question, the model, the status, the token totals;
 - per step, two children: `chat MODEL` (the model call, with its token usage) followed by
-  `execute_tool TOOL` (the action and what it returned).
+  `execute_tool TOOL` (the action and what it returned); step 0, the first snapshot the engine
+  takes without the model, is an `execute_tool snapshot` alone.
 
 Step spans are placed on the run's clock from what the store knows: a step ends at its `at`, its
 tool ran for `tool_ms` just before that, and the model call took `prompt_ms + generation_ms` before
@@ -148,7 +149,8 @@ def _step_spans(run: dict, step: dict, root: str, model: str, previous_end: floa
                      "appliance.observation.summary": step.get("observation_summary"),
                      "appliance.evaluation": step.get("evaluation"),
                  }, error=status if status in ("error", "timeout") else "")
-    return [chat, tool]
+    made_by_model = bool(step.get("completion_tokens") or step.get("generation_ms"))  # not the snapshot
+    return [chat, tool] if made_by_model else [tool]
 
 
 def document(runs: Iterable[dict[str, Any]], *, anonymize: bool = False,
