@@ -18,22 +18,6 @@ from pathlib import Path
 
 from appliance.cli import main
 
-# The llama.cpp build in this project's virtual environment is compiled natively; on a VM that
-# reports AMX but faults on its tile instructions, llama.cpp's extra (repacking) buffer types crash
-# every SmolLM2 (Q4_1) decode. The server is started with them off; everything else is stock.
-LAUNCHER = """
-import runpy, sys
-import llama_cpp, llama_cpp.llama
-_default = llama_cpp.llama_model_default_params
-def _params():
-    params = _default()
-    params.use_extra_bufts = False
-    return params
-llama_cpp.llama_model_default_params = llama_cpp.llama.llama_cpp.llama_model_default_params = _params
-sys.argv = ["llama_cpp.server"] + sys.argv[1:]
-runpy.run_module("llama_cpp.server", run_name="__main__")
-"""
-
 API_KEY = "test-key-7f3a"
 MODEL_ALIAS = "smollm2"
 
@@ -52,7 +36,7 @@ class LlamaServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(log_path, "wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, "--model", str(model_path), "--model_alias", MODEL_ALIAS,
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ALIAS,
              "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "2",
              "--api_key", API_KEY, "--verbose", "false"],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
