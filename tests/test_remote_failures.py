@@ -153,3 +153,18 @@ def test_remote_entries_are_listed_removed_and_hold_no_key(tmp_models, tmp_path,
     assert main(["models", "rm", "site"]) == 0
     assert "forgot the remote model site" in capsys.readouterr().out
     assert json.loads((tmp_models / "remote.json").read_text()) == {"models": []}
+
+
+def test_doctor_contacts_the_remote_model_it_would_use(tmp_models, tmp_home, capsys):
+    stub = StubServer(OpenAIStub)
+    try:
+        add_remote("site", stub.url)
+        main(["doctor", "--model", "site"])
+        ready = capsys.readouterr().out
+        add_remote("gone", stub.url, "--model", "llama-70b")
+        assert main(["doctor", "--model", "gone"]) == 1
+        missing = capsys.readouterr().out
+    finally:
+        stub.stop()
+    assert "site: stub on stub at " in ready and "(structured output: json_schema)" in ready
+    assert "does not serve model 'llama-70b' (it serves: stub)" in missing
