@@ -37,7 +37,7 @@ class LlamaServer:
         self.log = open(log_path, "wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ALIAS,
-             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "2",
+             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", "8192", "--n_threads", "1", "--n_threads_batch", "1",
              "--api_key", API_KEY, "--verbose", "false"],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )

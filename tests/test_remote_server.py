@@ -12,7 +12,6 @@ import time
 import pytest
 
 from appliance.agent import events as ev
-from appliance.agent.engine import Engine
 from appliance.agent.settings import EngineSettings
 from appliance.cli import main
 from appliance.commands.ask import _registry
@@ -75,15 +74,14 @@ def test_ask_runs_against_the_server_and_contacts_only_it(site, server, capsys, 
 
 def test_the_tui_asks_the_server_and_streams_its_steps(site, server):
     paths = resolve_paths()
-    settings = EngineSettings(max_steps=1, allow_ask=False)
-    app = make_app(loader=lambda spec: open_chat_model("srv", paths=paths), settings=settings,
-                   engine_factory=lambda model, s: Engine(model, _registry([]), s),
-                   recorder_factory=lambda: open_recorder(site))
+    # The TUI tests' one-tool registry and fixed snapshot: a short prompt, so the run stays quick.
+    app = make_app(loader=lambda spec: open_chat_model("srv", paths=paths),
+                   settings=EngineSettings(max_steps=1, allow_ask=False), recorder_factory=lambda: open_recorder(site))
 
     async def scenario():
         async with app.run_test(size=(100, 30)) as pilot:
             await tui_ask(pilot, QUESTION)
-            await wait_for(pilot, lambda: any(isinstance(e, ev.RunEnded) for e in app.events_seen), timeout=300)
+            await wait_for(pilot, lambda: any(isinstance(e, ev.RunEnded) for e in app.events_seen), timeout=500)
             await pilot.pause(0.1)
             assert app.transcript.cards[1].thought  # the streamed thought is on the step's card
 
