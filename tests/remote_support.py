@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -96,6 +97,7 @@ class OpenAIStub(BaseHTTPRequestHandler):
     ignores the schema it was sent."""
 
     REPLY = "Sure! The CPU is busy because of a process."
+    USAGE: dict = {}  # a last chunk with `usage` (and `timings`), as servers send with include_usage
 
     def log_message(self, *args) -> None:
         pass
@@ -120,8 +122,10 @@ class OpenAIStub(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.received(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
         chunks = [{"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
-                  for piece in self.REPLY.split(" ")]
+                  for piece in re.findall(r"\S+\s*", self.REPLY)]  # streamed word by word
         chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if self.USAGE:
+            chunks.append({"choices": [], **self.USAGE})
         body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
         self._send(200, body.encode(), "text/event-stream")
 

@@ -168,3 +168,31 @@ def test_doctor_contacts_the_remote_model_it_would_use(tmp_models, tmp_home, cap
         stub.stop()
     assert "site: stub on stub at " in ready and "(structured output: json_schema)" in ready
     assert "does not serve model 'llama-70b' (it serves: stub)" in missing
+
+
+FINISH = json.dumps({"thought": "The snapshot shows the busiest process.", "action": "finish",
+                     "action_input": {"answer": "python uses the most CPU.", "result": {}, "evidence": []}})
+
+
+@pytest.mark.parametrize("usage, expected", [
+    # OpenAI / vLLM style: usage with cached prompt tokens
+    ({"usage": {"prompt_tokens": 900, "completion_tokens": 17, "prompt_tokens_details": {"cached_tokens": 800}}},
+     (100, 800, 17)),
+    # llama-server: timings say what it evaluated and what it took from its cache
+    ({"usage": {"prompt_tokens": 900, "completion_tokens": 17},
+      "timings": {"prompt_n": 40, "cache_n": 860, "predicted_n": 17, "prompt_ms": 12.5, "predicted_ms": 80.0}},
+     (40, 860, 17)),
+])
+def test_token_counts_come_from_the_servers_usage(db, usage, expected):
+    class Counting(OpenAIStub):
+        REPLY = FINISH
+        USAGE = usage
+
+    stub = StubServer(Counting)
+    try:
+        add_remote("counted", stub.url, "--structured", "json_schema")
+        main(["ask", QUESTION, "--model", "counted", "--max-steps", "1", "--no-ask"])
+    finally:
+        stub.stop()
+    step = only_run(db)["steps"][1]
+    assert (step["prompt_tokens"], step["prompt_tokens_reused"], step["completion_tokens"]) == expected
