@@ -196,3 +196,44 @@ def test_token_counts_come_from_the_servers_usage(db, usage, expected):
         stub.stop()
     step = only_run(db)["steps"][1]
     assert (step["prompt_tokens"], step["prompt_tokens_reused"], step["completion_tokens"]) == expected
+
+
+def test_a_cancel_closes_the_connection_so_the_server_stops(tmp_models):
+    """Esc in the TUI / Ctrl+C in `ask` reach the model as should_stop: the stream is dropped
+    between two pieces and the server's next write fails (it stops generating)."""
+    import time
+
+    from appliance.config import resolve_paths
+    from appliance.llm.base import Message
+    from appliance.llm.runtime import open_chat_model
+
+    outcome = {}
+
+    class Slow(OpenAIStub):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            try:
+                for i in range(200):
+                    chunk = {"choices": [{"index": 0, "delta": {"content": f"w{i} "}, "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    time.sleep(0.02)
+                outcome["finished"] = True
+            except OSError:  # the client went away
+                outcome["stopped_at"] = i
+
+    stub = StubServer(Slow)
+    try:
+        add_remote("slow", stub.url, "--structured", "json_schema")
+        model = open_chat_model("slow", paths=resolve_paths())
+        pieces = []
+        gen = model.generate([Message("user", "hi")], {"type": "object"}, max_tokens=500, on_text=pieces.append,
+                             should_stop=lambda: len(pieces) >= 3)
+        time.sleep(0.5)
+    finally:
+        stub.stop()
+    assert gen.finish_reason == "cancelled" and gen.text == "w0 w1 w2 "
+    assert "finished" not in outcome and outcome["stopped_at"] < 100
