@@ -142,3 +142,17 @@ def test_an_answer_quoting_a_verdict_names_an_observed_fact():
     assert check_answer("reaper holds them.", {"process": "reaper", "pid": 4242}, bodies, tools_worked=True).problem is None
     # "2 % of one" across the dropped '%' sign is still three words in a row of the observation
     assert check_answer("It uses 2 % of one core.", {}, bodies, tools_worked=True).problem is None
+
+
+@pytest.mark.parametrize("question, seeks", [
+    ("What kernel does this machine run?", False),
+    ("what version of python is installed?", False),
+    ("my computer feels slow today", True),
+    ("Which process is using the most CPU?", True),
+    ("is anything wrong with my disk?", True),
+    ("something keeps starting and dying", True),
+])
+def test_whether_a_question_seeks_a_fault(question, seeks):
+    from appliance.agent.answer_fit import seeks_fault
+
+    assert seeks_fault(question) is seeks

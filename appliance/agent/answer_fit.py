@@ -50,6 +50,22 @@ _YES_NO_Q = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|a
 _SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main)\b", re.I)
 
 
+_TROUBLE = re.compile(
+    r"\b(?:errors?|fail\w*|slow\w*|full|hog\w*|stuck|crash\w*|die[sd]?|dying|dead|broken|broke|wrong|problems?|"
+    r"issues?|leak\w*|high|loud|hot|eating|filling|flood\w*|zombies?|defunct|restart\w*|hang\w*|freez\w*|"
+    r"refus\w*|denied|unusual\w*|too\s+many|running\s+out|out\s+of|keeps?|won'?t|can'?t|cannot|couldn'?t|"
+    r"doesn'?t|isn'?t\s+working|not\s+working|anything|something|heavy|heavily|busy|thrash\w*|most)\b",
+    re.I,
+)
+
+
+def seeks_fault(question: str) -> bool:
+    """True when the person reports trouble or asks what is at fault ("my laptop is slow", "which
+    process uses the most CPU?", "is anything wrong?"), not for plain facts ("what kernel does this
+    machine run?"): only then must an answer name what the checks found at fault."""
+    return question_form(question) == WHICH or bool(_TROUBLE.search(question))
+
+
 def question_form(question: str) -> str:
     """The form of a question: amount, which, why, yes_no or open (a statement such as "my
     laptop is slow" is open: a culprit or an all-clear both fit)."""

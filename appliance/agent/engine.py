@@ -41,7 +41,7 @@ from appliance.agent.actions import (
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
 from appliance.agent.agreement import check_agreement, misses_culprit, names_self
-from appliance.agent.answer_fit import check_fit, ranked_firsts
+from appliance.agent.answer_fit import check_fit, ranked_firsts, seeks_fault
 from appliance.agent.checks import Verdict, check_answer, normalized
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import Evidence, EvidenceSource, MachineEvidence, NoEvidence, finding_fields, findings_text
@@ -59,6 +59,7 @@ from appliance.agent.prompt import (
 )
 from appliance.agent.settings import EngineSettings
 from appliance.agent.snapshot import SELF_LABEL, take_snapshot
+from appliance.errors import ApplianceError
 from appliance.llm.base import ChatModel, Generation, GenerationStats, Message
 from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, OK, PARTIAL, TIMEOUT, Registry
 
@@ -389,7 +390,8 @@ class _Run:
         kept = verdict.result
         misfit = (names_self(answer, kept, self.e.self_pids, (), self.bodies)
                   or check_agreement(answer, kept, self.evidence.findings, self.evidence.topics)
-                  or (None if self.evidence.looks else misses_culprit(answer, kept, self.evidence.main_problems()))
+                  or (None if self.evidence.looks or not seeks_fault(self.question)
+                      else misses_culprit(answer, kept, self.evidence.main_problems()))
                   or check_fit(self.question, answer, kept, self.bodies, log_bodies=self._log_bodies()))
         if misfit is None:
             return verdict
@@ -639,7 +641,11 @@ class _Run:
             stop.set()
             worker.join()
         if "error" in box:
-            raise _ModelFailed(f"the model failed: {one_line(box['error'])}")
+            error = box["error"]
+            # An ApplianceError's message is already the one line for the person (a model server
+            # that is down, a refused key); anything else is named by its type.
+            said = " ".join(error.message.split()) if isinstance(error, ApplianceError) else one_line(error)
+            raise _ModelFailed(f"the model failed: {said}")
         gen: Generation = box["gen"]
         self.prompt_tokens += gen.stats.prompt_tokens_evaluated
         self.prompt_reused += gen.stats.prompt_tokens_reused

@@ -94,6 +94,8 @@ def run_ask(args: argparse.Namespace) -> int:
     if recorder.failure:
         print(f"appliance: the run could not be recorded: {recorder.failure}", file=sys.stderr)
     assert end is not None  # the engine always ends with RunEnded
+    if end.status == ev.ERROR:  # the one line that says what went wrong, whatever stdout shows
+        print(f"appliance: run {end.run_id[:8]} ended with an error: {end.error}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary(end, final, model.info.name, recorded=recorder.failure is None), ensure_ascii=False))
     return exit_code(end)

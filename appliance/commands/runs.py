@@ -20,6 +20,7 @@ from appliance.commands.common import add_common_options
 from appliance.config import resolve_paths
 from appliance.errors import UsageError
 from appliance.store import export as exporter
+from appliance.store import otlp
 from appliance.store.store import Store, open_store
 from appliance.store.timefmt import parse_date
 
@@ -45,16 +46,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the run and its steps as JSON")
     p.set_defaults(handler=_show)
 
-    p = commands.add_parser("export", help="runs as a portable JSON Lines or JSON file")
+    p = commands.add_parser("export", help="runs as a portable JSON Lines or JSON file, or OpenTelemetry traces")
     add_common_options(p)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("run_id", nargs="?", metavar="ID", help="a run id or its first characters")
     which.add_argument("--all", action="store_true", help="every recorded run")
-    p.add_argument("--format", choices=("jsonl", "json"), default="jsonl", help="default: jsonl")
+    p.add_argument("--format", choices=("jsonl", "json", "otlp"), default="jsonl",
+                   help="jsonl (default) or json: whole runs, for `runs import`; otlp: OpenTelemetry GenAI "
+                        "spans in the OTLP JSON file format, for a Collector or any OTLP backend")
     p.add_argument("--anonymize", action="store_true",
                    help="mask host name, user names, home paths and IP addresses (consistently)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     p.set_defaults(handler=_export)
+
+    p = commands.add_parser("import", help="merge runs exported on other machines into this database")
+    add_common_options(p)
+    p.add_argument("files", nargs="+", metavar="FILE", help="files written by `appliance runs export` (jsonl or json)")
+    p.add_argument("--host", metavar="NAME",
+                   help="record these runs as made on NAME (default: the host each export names)")
+    p.set_defaults(handler=_import)
 
     p = commands.add_parser("stats", help="per model: runs, finished share, mean steps, tokens, tokens/s")
     add_common_options(p)
@@ -104,9 +114,9 @@ def _list(args: argparse.Namespace) -> int:
         print("no runs recorded yet" if store is None and not (args.status or args.search)
               else "no runs match", f"({_db_path(args)})")
         return 0
-    print(_table(["ID", "STARTED (UTC)", "STATUS", "STEPS", "MODEL", "QUESTION"],
-                 [[r["id"][:12], _short_time(r["started_at"]), r["status"], str(r["step_count"]),
-                   r["model_name"], _one_line(r["question"], 60)] for r in runs]))
+    print(_table(["ID", "STARTED (UTC)", "HOST", "STATUS", "STEPS", "MODEL", "QUESTION"],
+                 [[r["id"][:12], _short_time(r["started_at"]), r.get("host") or "?", r["status"],
+                   str(r["step_count"]), r["model_name"], _one_line(r["question"], 50)] for r in runs]))
     return 0
 
 
@@ -159,6 +169,8 @@ def render_run(run: dict[str, Any]) -> str:
         head += f" · {run['seconds']:.1f} s"
     out.append(head)
     out.append(f"Started {run['started_at']}" + (f", ended {run['ended_at']}" if run.get("ended_at") else ""))
+    if run.get("host"):
+        out.append(f"Host: {run['host']}")
     out.append(f"Question: {run['question']}")
     size = f", {run['model_size'] / 1e6:.0f} MB" if run.get("model_size") else ""
     sha = f", sha256 {run['model_sha256'][:16]}…" if run.get("model_sha256") else ""
@@ -227,13 +239,19 @@ def _export(args: argparse.Namespace) -> int:
 
     runs = _closing(store, runs_of)
     if not args.output or args.output == "-":
-        exporter.write(runs, sys.stdout, fmt=args.format, anonymize=args.anonymize)
+        _write(runs, sys.stdout, args)
         return 0
     target = Path(args.output).expanduser()
     count = _write_atomically(target, runs, args)
     print(f"exported {count} run{'s' if count != 1 else ''} to {target}"
           + (" (anonymized)" if args.anonymize else ""), file=sys.stderr)
     return 0
+
+
+def _write(runs: list[dict[str, Any]], stream: Any, args: argparse.Namespace) -> int:
+    if args.format == "otlp":
+        return otlp.write(runs, stream, anonymize=args.anonymize)
+    return exporter.write(runs, stream, fmt=args.format, anonymize=args.anonymize)
 
 
 def _write_atomically(target: Path, runs: Iterable[dict[str, Any]], args: argparse.Namespace) -> int:
@@ -243,12 +261,30 @@ def _write_atomically(target: Path, runs: Iterable[dict[str, Any]], args: argpar
         raise UsageError(f"cannot write {target}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            count = exporter.write(runs, stream, fmt=args.format, anonymize=args.anonymize)
+            count = _write(runs, stream, args)
         os.replace(tmp, target)
         return count
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+# -- import -------------------------------------------------------------------------------------
+
+def _import(args: argparse.Namespace) -> int:
+    from appliance.store.importer import import_runs, read_export
+
+    exports = [(path, read_export(Path(path).expanduser())) for path in args.files]  # all read before writing
+    store = open_store(_db_path(args))
+    try:
+        for path, runs in exports:
+            done = import_runs(store, runs, host=args.host)
+            renamed = f", {done.renamed} given new ids (their ids were taken)" if done.renamed else ""
+            print(f"{path}: imported {done.added} run{'s' if done.added != 1 else ''} from "
+                  f"{', '.join(done.hosts) or 'no host'}; {done.skipped} already here{renamed}")
+    finally:
+        store.close()
+    return 0
 
 
 # -- stats --------------------------------------------------------------------------------------

@@ -47,10 +47,11 @@ def make_puller(paths: Paths) -> Callable[[str, Callable[[int, int], None]], Any
 
 
 def model_choices(paths: Paths) -> Callable[[], list[tuple[str, str]]]:
-    """Catalog models (noting the ones not downloaded) and imported files, for the palette."""
+    """Catalog models (noting the ones not downloaded), imported files and remote models, for the palette."""
 
     def choices() -> list[tuple[str, str]]:
         from appliance.llm.catalog import load_catalog, load_imported
+        from appliance.llm.remotes import load_remotes
 
         catalog = load_catalog()
         found: list[tuple[str, str]] = []
@@ -59,6 +60,7 @@ def model_choices(paths: Paths) -> Callable[[], list[tuple[str, str]]]:
             found.append((entry.name + ("" if present else " (not downloaded)"), entry.name))
         try:
             found += [(item.name + " (imported)", item.name) for item in load_imported(paths.models_dir)]
+            found += [(f"{item.name} (remote: {item.url})", item.name) for item in load_remotes(paths.models_dir)]
         except Exception:  # an unreadable import list must not break the palette
             pass
         return found

@@ -21,10 +21,11 @@ from typing import Callable, Mapping
 from appliance.config import Paths
 from appliance.errors import ModelError
 from appliance.llm.base import ChatModel, ModelInfo
-from appliance.llm.catalog import Catalog, ResolvedModel, load_catalog, resolve_model
+from appliance.llm.catalog import Catalog, ResolvedModel, load_catalog, model_spec, resolve_model
 from appliance.llm.gguf import GGUFInfo, check_file, kv_cache_bytes
 from appliance.llm.memory import MemoryReading, check_memory, ensure_memory, estimate_need, read_memory
 from appliance.llm.pull import file_sha256
+from appliance.llm.remotes import find_remote
 from appliance.llm.threads import AdaptiveThreadPolicy, FixedThreadPolicy, physical_cores
 
 DEFAULT_CONTEXT = 8192
@@ -171,9 +172,15 @@ def open_chat_model(
     catalog: Catalog | None = None,
 ) -> ChatModel:
     """Resolve --model / APPLIANCE_MODEL / default, check the file, its hash and the memory, load it
-    and wrap it as the ChatModel the engine drives."""
+    and wrap it as the ChatModel the engine drives. A remote entry (`appliance models add-remote`)
+    opens its server's model instead."""
     env = os.environ if env is None else env
     catalog = catalog or load_catalog()
+    remote = find_remote(paths.models_dir, model_spec(spec, env, catalog))
+    if remote is not None:  # served over the network: no file, hash or memory to check here
+        from appliance.llm.remote_model import open_remote
+
+        return open_remote(remote, env)
     resolved = resolve_model(spec, models_dir=paths.models_dir, catalog=catalog, env=env)
     info = check_file(resolved.path, expected_size=resolved.expected_size)
     context = int(n_ctx or resolved.context_length or min(info.context_length or DEFAULT_CONTEXT, DEFAULT_CONTEXT))

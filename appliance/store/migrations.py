@@ -159,6 +159,13 @@ def m006_add_eval_case_family(db: sqlite_utils.Database) -> None:
         db.execute(f"ALTER TABLE eval_cases ADD COLUMN {column} TEXT")
 
 
+def m007_add_run_host(db: sqlite_utils.Database) -> None:
+    """Issue 17: the machine a run was made on, so the runs of a whole site can share one file
+    (`appliance runs import`). Runs recorded before this migration keep NULL: nobody knows."""
+    db.execute("ALTER TABLE runs ADD COLUMN host TEXT")
+    db.execute("CREATE INDEX idx_runs_host ON runs (host)")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_create_runs,
     m002_create_steps,
@@ -166,6 +173,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m004_add_step_threads,
     m005_create_evals,
     m006_add_eval_case_family,
+    m007_add_run_host,
 )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -108,8 +109,9 @@ class Store:
     """One open run database. Writers hold the one-writer lock; readers never block anyone."""
 
     def __init__(self, path: Path, db: sqlite_utils.Database, *, readonly: bool, max_bytes: int,
-                 writer_lock: WriterLock | None) -> None:
+                 writer_lock: WriterLock | None, host: str | None = None) -> None:
         self.path = path
+        self.host = host or socket.gethostname()  # recorded per run: a site's runs merge into one file
         self.db: sqlite_utils.Database | None = db
         self.readonly = readonly
         self.max_bytes = max_bytes
@@ -177,6 +179,7 @@ class Store:
                 "settings": _dumps(settings),
                 "status": RUNNING,
                 "version": event.version,
+                "host": self.host,
             },
             alter=False,
         )
@@ -442,22 +445,23 @@ class Store:
 
 
 def open_store(path: str | os.PathLike, *, readonly: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
-               busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
+               busy_timeout_ms: int = BUSY_TIMEOUT_MS, host: str | None = None) -> Store:
     """Open (and for writers create and migrate) the run database at `path`.
 
     A writer takes the one-writer lock, migrates, and after an unclean shutdown runs
     `PRAGMA integrity_check` and marks unfinished runs `interrupted` (their ids in
     `store.recovered`). A reader (`readonly=True`: the history views) never writes and never waits
     for the writer. Raises StoreError with one line when the file is locked, read-only, on a full
-    disk, corrupt or missing (readers only).
+    disk, corrupt or missing (readers only). `host` is the machine name new runs are recorded
+    with (default: this machine's).
     """
     path = Path(path).expanduser()
     if readonly:
         return _open_reader(path, max_bytes, busy_timeout_ms)
-    return _open_writer(path, max_bytes, busy_timeout_ms)
+    return _open_writer(path, max_bytes, busy_timeout_ms, host)
 
 
-def _open_writer(path: Path, max_bytes: int, busy_timeout_ms: int) -> Store:
+def _open_writer(path: Path, max_bytes: int, busy_timeout_ms: int, host: str | None = None) -> Store:
     lock = None
     db = None
     try:
@@ -465,7 +469,7 @@ def _open_writer(path: Path, max_bytes: int, busy_timeout_ms: int) -> Store:
         check_writable(path)
         lock = WriterLock.acquire(path)
         db = connect(path, readonly=False, busy_timeout_ms=busy_timeout_ms)
-        store = Store(path, db, readonly=False, max_bytes=max_bytes, writer_lock=lock)
+        store = Store(path, db, readonly=False, max_bytes=max_bytes, writer_lock=lock, host=host)
         if lock.fresh and lock.unclean:
             store._integrity_check()  # before migrating: do not build on a damaged file
         migrations.migrate(db)
