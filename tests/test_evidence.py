@@ -144,3 +144,24 @@ def test_after_missing_the_culprit_the_next_finish_must_name_one_the_check_found
     assert result["properties"]["culprit"] == {"enum": ["reaper"]} and result["required"] == ["culprit"]
     assert list(finishes[0]["properties"]["action_input"]["properties"])[:2] == ["result", "answer"]
     assert events[-1].status == "finished" and events[-1].result["culprit"] == "reaper"
+
+
+def test_a_named_place_gets_the_verdicts_of_its_own_filesystem(tmp_path):
+    import subprocess
+
+    mount = tmp_path / "uploads"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)]).returncode != 0:
+        pytest.fail("!!! could not mount a tmpfs (needs root)")
+    try:
+        (mount / "blob").write_bytes(b"x" * ((4 << 20) - 8192))
+        registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
+        evidence = MachineEvidence(registry).gather(f"is {mount} about to fill up?", frozenset())
+        first = evidence.shown()[0]
+        assert first.family == "filesystem_full" and first.values["mount"] == str(mount)
+        assert first.is_problem and first.culprit == str(mount)
+        from appliance.agent.agreement import wrong_place
+        assert wrong_place("No: / is 24% used.", {}, evidence.places).startswith("[another-place")
+        assert wrong_place(f"Yes: {mount} is 100% used.", {}, evidence.places) is None
+    finally:
+        subprocess.run(["umount", str(mount)])

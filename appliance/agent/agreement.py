@@ -109,6 +109,28 @@ def misses_culprit(answer: str, result: Mapping[str, Any], problems: Sequence[Fi
     return f"[misses-the-check: {problems[0].line()[:200]}]"
 
 
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
+
+
+def wrong_place(answer: str, result: Mapping[str, Any], places: Sequence[Finding]) -> str | None:
+    """A reason when the question names a place and the answer gives a share of space that is not
+    the share of the filesystem holding that place, without naming that filesystem ("/ is 23 %
+    used" for "is /srv/uploads about to fill up?")."""
+    spaces = [f for f in places if f.family == "filesystem_full" and "used_percent" in f.values]
+    if not spaces:
+        return None
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    shares = [float(m) for m in _PERCENT.findall(stated)]
+    if not shares:
+        return None
+    for place in spaces:
+        pct = float(place.values["used_percent"])
+        mount = str(place.values.get("mount") or "")
+        if any(abs(share - pct) <= 1.0 for share in shares) or (mount and mount != "/" and mount in stated):
+            return None
+    return f"[another-place: the question is about {spaces[0].line()[:200]}]"
+
+
 def names_self(answer: str, result: Mapping[str, Any], self_pids: Iterable[int], self_names: Iterable[str],
                bodies: Iterable[str]) -> str | None:
     """A reason when the answer blames the appliance: its pid, a process name the observations

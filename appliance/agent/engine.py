@@ -40,7 +40,7 @@ from appliance.agent.actions import (
     step_schema,
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
-from appliance.agent.agreement import check_agreement, misses_culprit, names_self
+from appliance.agent.agreement import check_agreement, misses_culprit, names_self, wrong_place
 from appliance.agent.answer_fit import check_fit, ranked_firsts, seeks_fault
 from appliance.agent.checks import Verdict, check_answer, normalized
 from appliance.agent.control import LoopControl
@@ -390,6 +390,7 @@ class _Run:
         kept = verdict.result
         misfit = (names_self(answer, kept, self.e.self_pids, (), self.bodies)
                   or check_agreement(answer, kept, self.evidence.findings, self.evidence.topics)
+                  or wrong_place(answer, kept, self.evidence.places)
                   or (None if self.evidence.looks or not seeks_fault(self.question)
                       else misses_culprit(answer, kept, self.evidence.main_problems()))
                   or check_fit(self.question, answer, kept, self.bodies, log_bodies=self._log_bodies()))

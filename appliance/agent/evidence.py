@@ -18,6 +18,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
 from appliance.analyzers.base import Analyzer
+from appliance.analyzers.storage import place_findings
 from appliance.tools.base import Registry
 from appliance.tools.paths import PathPolicy
 
@@ -44,6 +45,7 @@ class Evidence:
     findings: tuple[Finding, ...] = ()
     topics: tuple[str, ...] = ()
     looks: tuple[Look, ...] = ()
+    places: tuple[Finding, ...] = ()  # the verdicts of the filesystems holding the places named
 
     def shown(self) -> list[Finding]:
         """What the model is shown: the problems of the question's families, every other problem,
@@ -54,7 +56,7 @@ class Evidence:
         ours = [f for f in problems if f.family in wanted]
         others = [f for f in problems if f.family not in wanted]
         topical = [f for f in self.findings if f.family in wanted and not f.is_problem]
-        return (ours + others + topical)[:MAX_SHOWN]
+        return (list(self.places) + ours + others + topical)[:MAX_SHOWN]
 
     def main_problems(self) -> list[Finding]:
         """The problems of the family the question is most about (the first topic), with a culprit."""
@@ -120,9 +122,15 @@ class MachineEvidence:
         self.readings = readings or (lambda pids: Readings(self_pids=pids, policy=self.policy))
 
     def gather(self, question: str, self_pids: frozenset[int]) -> Evidence:
-        findings = run_all(self.readings(self_pids), analyzers=self.analyzers, timeout=self.timeout)
+        readings = self.readings(self_pids)
+        findings = run_all(readings, analyzers=self.analyzers, timeout=self.timeout)
         topics = tuple(for_question(question, self.analyzers))
-        return Evidence(tuple(findings), topics, tuple(self._looks(question)))
+        places: list[Finding] = []
+        if self.analyzers:
+            for path in named_paths(question):
+                if os.path.exists(os.path.expanduser(path)):
+                    places.extend(f for f in place_findings(path, readings) if f not in places)
+        return Evidence(tuple(findings) + tuple(places), topics, tuple(self._looks(question)), tuple(places))
 
     def _looks(self, question: str) -> list[Look]:
         looks: list[Look] = []

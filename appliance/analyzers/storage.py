@@ -9,6 +9,8 @@ Thresholds and why: docs/analyzers.md, tables `filesystem_full` and `inodes`.
 
 from __future__ import annotations
 
+import os
+
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
 from appliance.analyzers.mounts import Filesystem, filesystems
 from appliance.analyzers.naming import shown_path, size
@@ -100,3 +102,46 @@ SPACE = Analyzer("filesystem_full", ("disk", "full", "space", "filesystem", "sto
                  analyze_space)
 INODES = Analyzer("inodes", ("inode", "inodes", "disk", "full", "space", "save", "files", "no space left"),
                   analyze_inodes)
+
+
+def filesystem_of(path: str, readings: Readings) -> Filesystem | None:
+    """The storage filesystem that holds `path` (the mount with the longest mount point above it)."""
+    real = os.path.realpath(os.path.expanduser(path))
+    best = None
+    for fs in filesystems(readings):
+        mountpoint = fs.mount.mountpoint
+        if real == mountpoint or real.startswith(mountpoint.rstrip("/") + "/"):
+            if best is None or len(mountpoint) > len(best.mount.mountpoint):
+                best = fs
+    return best
+
+
+def place_findings(path: str, readings: Readings) -> list[Finding]:
+    """The space, inode and read-only verdicts of the filesystem that holds a place a person names:
+    "is /srv/uploads about to fill up?" is about that filesystem, not the machine's fullest one."""
+    fs = filesystem_of(path, readings)
+    if fs is None:
+        return []
+    mount = shown_path(readings, fs.mount.mountpoint)
+    where = (f"{shown_path(readings, path)} is on {mount} ({fs.mount.fstype}): {fs.used_percent:.0f} % used, "
+             f"{size(fs.available)} free of {size(fs.size)}")
+    severity = space_severity(fs)
+    space = Finding("filesystem_full", severity,
+                    (f"filesystem full: {where}; writes there fail once it reaches 0" if severity != OK
+                     else f"not full: {where}"),
+                    _space_values(fs, readings), culprit=mount if severity != OK else None,
+                    path=mount)
+    found = [space]
+    pct = inode_percent(fs)
+    if pct is not None:
+        exhausted = pct >= INODES_PERCENT[0] or fs.stat.f_ffree == 0
+        level = (CRITICAL if pct >= INODES_PERCENT[1] or fs.stat.f_ffree == 0 else WARNING) if exhausted else OK
+        found.append(Finding("inodes", level,
+                             f"{'inodes exhausted' if exhausted else 'inodes fine'}: {mount} uses {pct:.0f} % of its "
+                             f"inodes, {fs.stat.f_ffree:,} of {fs.stat.f_files:,} free",
+                             {"mount": mount, "inodes_used_percent": pct, "inodes_free": fs.stat.f_ffree},
+                             culprit=mount if exhausted else None, path=mount))
+    if fs.mount.mount_ro or fs.mount.super_ro:
+        found.append(Finding("readonly_fs", WARNING, f"{mount} ({fs.mount.fstype}) is mounted read-only: writes "
+                             f"there fail with 'Read-only file system'", {"mount": mount}, culprit=mount, path=mount))
+    return found
