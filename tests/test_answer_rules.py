@@ -156,3 +156,21 @@ def test_whether_a_question_seeks_a_fault(question, seeks):
     from appliance.agent.answer_fit import seeks_fault
 
     assert seeks_fault(question) is seeks
+
+
+def test_a_yes_no_question_about_a_fine_family_keeps_no_culprit_and_a_yes_goes_back():
+    from appliance.agent.agreement import yes_no_fit
+
+    mem_ok = Finding("memory", OK, "no memory pressure: 92 % available; the top consumer is python (pid 7) 6 %")
+    problem, drop = yes_no_fit("Yes, python (pid 7) uses an unusual amount of memory.", {"process": "python"},
+                               [mem_ok], "memory")
+    assert problem and "no memory pressure" in problem
+    problem, drop = yes_no_fit("python uses a lot of memory, 1.4 GiB.", {}, [mem_ok], "memory")
+    assert problem
+    problem, drop = yes_no_fit("No: memory is fine; python (pid 7) is the largest at 6 %.",
+                               {"process": "python", "pid": 7}, [mem_ok], "memory")
+    assert problem is None and set(drop) == {"process", "pid"}
+    # a family whose verdict is never a fault (a listener is no fault) is not judged this way
+    assert yes_no_fit("Yes, nginx listens.", {"process": "nginx"}, [Finding("listening", OK, "1 port")], "listening") == (None, ())
+    hog = Finding("cpu", WARNING, "CPU hog: x (pid 9) 99 %", culprit="x", pid=9)
+    assert yes_no_fit("Yes, x (pid 9).", {"process": "x"}, [hog], "cpu") == (None, ())

@@ -32,9 +32,16 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "zombies": r"\bzombies?\b",
         "disk_io": r"\b(?:disk|i/o|io)\b[^.;]{0,30}\b(?:saturat\w*|overload\w*|bottleneck|100 ?% busy)\b",
         "deleted_open": r"\bdeleted\b[^.;]{0,40}\b(?:open|held|holding)\b",
-        "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b",
+        "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b|\bnear (?:its|the) (?:open[- ]file )?limit\b",
+        "threads": r"\b(?:too many|unusual\w*|excessive\w*|abnormal\w*) (?:number of )?threads\b",
+        "connections": r"\b(?:too many|unusual\w*|excessive\w*|abnormal\w*) (?:number of )?(?:network )?connections\b",
+        "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
     }.items()
 }
+# Words that claim more of a resource than is normal, whatever the family's own phrases.
+_EXCESS = re.compile(r"\b(?:unusual\w*|excessive\w*|abnormal\w*|too much|a lot of|hogg?\w*|high)\b", re.I)
+_NOUNS = {"cpu": r"\b(?:cpu|processor)\b", "memory": r"\b(?:memory|ram)\b", "disk_io": r"\b(?:i/o|io|disk writes?)\b"}
+_YES = re.compile(r"^\W*yes\b", re.I)
 
 SELF_MARKERS = ("(appliance itself)", "this appliance (the assistant itself")
 _SELF_WORDS = re.compile(r"\bappliance itself\b|\bthis appliance\b", re.I)
@@ -62,6 +69,32 @@ def denies_all(answer: str) -> bool:
                                      for p in FAULT_CLAIMS.values())
 
 
+def claims_fault(text: str, family: str) -> bool:
+    """The text asserts this family's fault: its own phrases, or excess words beside its noun."""
+    pattern = FAULT_CLAIMS.get(family)
+    if pattern is not None and claims(text, pattern):
+        return True
+    noun = _NOUNS.get(family)
+    return bool(noun) and any(_EXCESS.search(c) and re.search(noun, c, re.I) and not _NEGATION.search(c)
+                              for c in clauses(text))
+
+
+def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+               family: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """For "is any … ?" about a family the checks judge: (a reason, fields to drop). A "yes" or a
+    claim of the family's fault while its verdict is ok goes back; an answer that says no (or
+    claims nothing) keeps no culprit: the check found none."""
+    if family is None or family not in FAULT_CLAIMS:
+        return None, ()
+    verdicts = [f for f in findings if f.family == family]
+    if not verdicts or any(f.is_problem for f in verdicts):
+        return None, ()
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    if _YES.search(answer) or claims_fault(stated, family):
+        return f"[contradicts-check: {verdicts[0].line()[:200]}]", ()
+    return None, tuple(k for k in ("culprit", "process", "pid") if k in result)
+
+
 def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:
     wanted = set(families)
     return [f for f in findings if f.family in wanted and f.is_problem]
@@ -82,9 +115,9 @@ def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[F
     by_family = {}
     for finding in findings:
         by_family.setdefault(finding.family, []).append(finding)
-    for family, claim in FAULT_CLAIMS.items():
+    for family in FAULT_CLAIMS:
         verdicts = by_family.get(family)
-        if not verdicts or not claims(stated, claim):
+        if not verdicts or not claims_fault(stated, family):
             continue
         if all(v.severity == OK for v in verdicts):
             return f"[contradicts-check: {verdicts[0].line()[:160]}]"

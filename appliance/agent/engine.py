@@ -40,8 +40,8 @@ from appliance.agent.actions import (
     step_schema,
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
-from appliance.agent.agreement import check_agreement, misses_culprit, names_self, wrong_place
-from appliance.agent.answer_fit import check_fit, ranked_firsts, seeks_fault
+from appliance.agent.agreement import check_agreement, misses_culprit, names_self, wrong_place, yes_no_fit
+from appliance.agent.answer_fit import YES_NO, check_fit, question_form, ranked_firsts, seeks_fault
 from appliance.agent.checks import Verdict, check_answer, normalized
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import Evidence, EvidenceSource, MachineEvidence, NoEvidence, finding_fields, findings_text
@@ -388,6 +388,14 @@ class _Run:
         if verdict.problem is not None:
             return verdict
         kept = verdict.result
+        if question_form(self.question) == YES_NO:
+            topic = self.evidence.topics[0] if self.evidence.topics and not self.evidence.places else None
+            problem, drop = yes_no_fit(answer, kept, self.evidence.findings, topic)
+            if problem is not None:
+                return replace(verdict, problem=problem, invented=True)
+            if drop:  # a "no" keeps no culprit: the check found none
+                kept = {k: v for k, v in kept.items() if k not in drop}
+                verdict = replace(verdict, result=kept, dropped=verdict.dropped + drop)
         misfit = (names_self(answer, kept, self.e.self_pids, (), self.bodies)
                   or check_agreement(answer, kept, self.evidence.findings, self.evidence.topics)
                   or wrong_place(answer, kept, self.evidence.places)
