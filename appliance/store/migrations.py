@@ -152,12 +152,20 @@ def m005_create_evals(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_eval_cases_run_id ON eval_cases (run_id)")
 
 
+def m006_add_run_timing(db: sqlite_utils.Database) -> None:
+    """Issue 14: where each run's seconds went (JSON: model_load, prompt, generation, tools, engine,
+    total) and the llama.cpp settings and prompt-cache use it ran with (JSON)."""
+    db.execute("ALTER TABLE runs ADD COLUMN timing TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN runtime TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_create_runs,
     m002_create_steps,
     m003_create_search,
     m004_add_step_threads,
     m005_create_evals,
+    m006_add_run_timing,
 )
 
 
