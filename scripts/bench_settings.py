@@ -4,7 +4,7 @@
 Every mode is a context of its own on the same model file (the weights are mmapped once), all
 loaded up front; then, round by round and in a rotating order so that the noise of a shared machine
 hits every mode alike, each mode evaluates the engine's real system prompt from an empty cache
-(chunked, as a run does) and decodes 48 greedy tokens after it. Prints the medians and each mode's
+(chunked, as a run does) and decodes 32 greedy tokens after it. Prints the medians and each mode's
 ratio to the first (llama.cpp's defaults), and the machine load. Usage:
 
   .venv/bin/python scripts/bench_settings.py --model small --rounds 3
@@ -40,9 +40,8 @@ MODES = {
     "flash_attn": SpeedSettings(flash_attn=True),
     "flash_attn, ubatch 128": SpeedSettings(flash_attn=True, n_ubatch=128),
     "flash_attn, KV q8_0": SpeedSettings(flash_attn=True, kv_type="q8_0"),
-    "no flash, ubatch 128": SpeedSettings(flash_attn=False, n_ubatch=128),
 }
-GENERATE = 48
+GENERATE = 32
 
 
 def measure(session: Session, prompt: list[int]) -> tuple[float, float]:
@@ -62,6 +61,7 @@ def main() -> int:
     parser.add_argument("--model", default="small")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--tokens", type=int, default=1024, help="prompt tokens to evaluate (the system prompt's first N)")
     args = parser.parse_args()
     paths = resolve_paths()
     resolved = resolve_model(args.model, models_dir=paths.models_dir, catalog=load_catalog(), env={})
@@ -74,7 +74,7 @@ def main() -> int:
     text = ChatTemplate.from_llama(first).render(
         [Message("system", system_prompt(default_registry().specs, EngineSettings(), can_ask=True))],
         add_generation_prompt=False)
-    prompt = first.tokenize(text.encode(), add_bos=False, special=True)
+    prompt = first.tokenize(text.encode(), add_bos=False, special=True)[: args.tokens]
     print(f"model {resolved.name}, {len(prompt)} prompt tokens, {cores} threads, {args.rounds} rounds, "
           f"load average before {os.getloadavg()}")
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in MODES}
@@ -83,6 +83,8 @@ def main() -> int:
         order = names[round_index % len(names):] + names[: round_index % len(names)]
         for name in order:
             results[name].append(measure(sessions[name], prompt))
+        print(f"round {round_index + 1}: " + "; ".join(f"{n}: {results[n][-1][0]:.0f}/{results[n][-1][1]:.1f}"
+                                                       for n in names), flush=True)
     base_p = statistics.median(r[0] for r in results[names[0]])
     base_g = statistics.median(r[1] for r in results[names[0]])
     print(f"{'mode':40} {'prompt tok/s':>12} {'ratio':>6} {'gen tok/s':>10} {'ratio':>6}")

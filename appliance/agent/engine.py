@@ -189,6 +189,17 @@ class Engine:
         self.snapshot = snapshot or (lambda pids: take_snapshot(pids))
         self.clock = clock
 
+    def warm(self, *, can_ask: bool = True, should_stop: Callable[[], bool] | None = None,
+             on_progress: Callable[[int, int, float], None] | None = None) -> Any:
+        """Bring the system prompt a run would use into the model's context ahead of a question
+        (the TUI does it as soon as it opens). The model's report, or None for a model without
+        `warm` (the ChatModel protocol's optional method)."""
+        warm = getattr(self.model, "warm", None)
+        if warm is None:
+            return None
+        prompt = system_prompt(self.registry.specs, self.settings, can_ask=can_ask and self.settings.allow_ask)
+        return warm([Message("system", prompt)], should_stop=should_stop, on_progress=on_progress)
+
     def run(
         self,
         question: str,

@@ -116,6 +116,19 @@ class PromptCache:
             out.append(CacheFile(path, stat.st_size, stat.st_mtime))
         return sorted(out, key=lambda f: -f.used)
 
+    def summary(self) -> str:
+        """One line for `appliance doctor`: files, bytes of the bound, and any that look damaged."""
+        files = self.files()
+        if not files:
+            return f"empty ({self.directory}); the first question writes it"
+        damaged = [f.path.name for f in files if header_problem(f.path)]
+        total = sum(f.size for f in files)
+        text = (f"{len(files)} file{'s' if len(files) != 1 else ''}, {total / 1e6:,.0f} MB of at most "
+                f"{self.max_bytes / 1e6:,.0f} MB, in {self.directory}")
+        if damaged:
+            text += f"; damaged (will be rebuilt): {', '.join(damaged)}"
+        return text
+
     # ---- load ------------------------------------------------------------------------------
     def load(self, llama, key: Mapping[str, Any], tokens: Sequence[int]) -> Path:
         """Put the saved KV state for `key` into sequence 0 of `llama`'s context and mark `tokens`
@@ -187,6 +200,22 @@ class PromptCache:
             except OSError:
                 continue
         return removed
+
+
+def header_problem(path: Path) -> str:
+    """Why a file is unusable judging by its header and size alone ('' when it looks whole)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(MAGIC) + _HEADER.size)
+            if not head.startswith(MAGIC) or len(head) < len(MAGIC) + _HEADER.size:
+                return "not a prompt cache file"
+            (header_len,) = _HEADER.unpack_from(head, len(MAGIC))
+            header = json.loads(handle.read(header_len))
+            expected = len(head) + header_len + 4 * int(header["n_tokens"]) + int(header["state_bytes"])
+        size = path.stat().st_size
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unreadable header"
+    return "" if size == expected else f"truncated ({size} of {expected} bytes)"
 
 
 def _digest(token_bytes: bytes, state) -> str:
