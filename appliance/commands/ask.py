@@ -229,13 +229,13 @@ class LivePrinter:
                 self._print(f"  evidence: {line}")
         elif isinstance(event, ev.RunEnded):
             tail = f": {event.error}" if event.error else ""
+            if event.timing:
+                self._print(f"\ntime {timing_line(event.timing)}")
             self._print(
-                f"\n{event.status}{tail} — {event.steps} steps, {event.prompt_tokens} prompt tokens "
+                f"{'' if event.timing else chr(10)}{event.status}{tail} — {event.steps} steps, {event.prompt_tokens} prompt tokens "
                 f"({event.prompt_tokens_reused} reused), {event.completion_tokens} generated, "
                 f"{event.seconds:.1f} s, run {event.run_id}"
             )
-            if event.timing:
-                self._print(f"time {timing_line(event.timing)}")
 
 
 class ProgressPrinter:

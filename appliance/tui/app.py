@@ -350,6 +350,8 @@ class ApplianceApp(App):
 
         event = message.event
         self.events_seen.append(event)
+        if self._quitting.is_set():
+            return  # the screen is going away; the store has the run
         transcript = self.transcript
         if isinstance(event, ev.RunStarted):
             self.run_id = event.run_id
