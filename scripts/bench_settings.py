@@ -61,11 +61,12 @@ def main() -> int:
     parser.add_argument("--model", default="small")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--threads", type=int, default=0, help="threads (default: the physical cores)")
     parser.add_argument("--tokens", type=int, default=1024, help="prompt tokens to evaluate (the system prompt's first N)")
     args = parser.parse_args()
     paths = resolve_paths()
     resolved = resolve_model(args.model, models_dir=paths.models_dir, catalog=load_catalog(), env={})
-    cores = physical_cores()
+    cores = args.threads or physical_cores()
     sessions = {}
     for name, speed in MODES.items():
         llama = load_llama(resolved.path, n_ctx=args.n_ctx, n_threads=cores, speed=speed)

@@ -105,6 +105,7 @@ class LlamaChatModel:
         self.runtime = dict(runtime or {})
         self._load_seconds = float(load_seconds)
         self._base: tuple[str, list[int]] | None = None  # the system prompt's text and tokens
+        self._base_for: tuple[Message, ...] | None = None  # ... rendered from these messages
         self._context_key: dict | None = None
         self.last_prefix: PrefixReport | None = None
         self._waiting_progress: OnProgress | None = None  # a run waiting while a warm-up evaluates
@@ -209,13 +210,14 @@ class LlamaChatModel:
             n += 1
         if n == 0:
             return None
-        system = list(messages[:n])
-        text = self.template.render(system, add_generation_prompt=False)
-        if not self.render(system + [Message("user", "?")]).startswith(text):
-            return None  # a template that renders the system message differently in context
-        if self._base is None or self._base[0] != text:
-            self._base = (text, self._tokenize(text, True))
-        if self._context_key is None:
+        system = tuple(messages[:n])
+        if self._base_for != system:  # rendered and tokenized once per system prompt
+            text = self.template.render(list(system), add_generation_prompt=False)
+            if not self.render(list(system) + [Message("user", "?")]).startswith(text):
+                return None  # a template that renders the system message differently in context
+            self._base, self._base_for = (text, self._tokenize(text, True)), system
+        text = self._base[0]
+        if self.prompt_cache is not None and self._context_key is None:
             self._context_key = context_key(self.llama, model_fingerprint(self.info.path, self.info.sha256))
 
         def progress(done: int, total: int, left: float) -> None:
@@ -223,7 +225,8 @@ class LlamaChatModel:
                 if listener is not None:
                     listener(done, total, left)
 
-        self._apply_threads()
+        if self._session.common_prefix(self._base[1]) < len(self._base[1]):
+            self._apply_threads()  # only when there is work: each call samples the load afresh
         report = ensure_prefix(self._session, self.prompt_cache, self._context_key, text, self._base[1],
                                should_stop=should_stop, on_progress=progress)
         if report.status != "present" or self.last_prefix is None:

@@ -36,7 +36,7 @@ class PrefixReport:
         return asdict(self)
 
 
-def ensure_prefix(session: Session, cache: PromptCache | None, context: Mapping[str, Any], text: str,
+def ensure_prefix(session: Session, cache: PromptCache | None, context: Mapping[str, Any] | None, text: str,
                   tokens: Sequence[int], *, should_stop: ShouldStop | None = None,
                   on_progress: OnProgress | None = None) -> PrefixReport:
     """Make the first `len(tokens)` cells of the context hold `tokens` (the system prompt)."""

@@ -24,7 +24,7 @@ class SpeedSettings:
     this project's AMX hosts every llama_decode of more than one token crashed the process with
     them (llama-cpp-python 0.3.36, 2026-12-01); $APPLIANCE_EXTRA_BUFFERS=1 turns them back on."""
 
-    flash_attn: bool = True
+    flash_attn: bool = False
     n_batch: int = 512
     n_ubatch: int = 512
     kv_type: str = "f16"
