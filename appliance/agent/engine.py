@@ -289,10 +289,15 @@ class _Run:
         )
 
     def _accounted(self, events: Iterator[ev.Event]) -> Iterator[ev.Event]:
-        """The events, with the tools' time added up (the snapshot counts as a tool)."""
+        """The events, with the tools' time added up on the engine's clock (like `total`, so a
+        test's fixed clock fixes it too): from an action chosen (or the start, for the snapshot)
+        to its observation."""
+        mark = self.e.clock()
         for event in events:
-            if isinstance(event, ev.ObservationMade):
-                self.tool_seconds += event.tool_ms / 1000.0
+            if isinstance(event, ev.ActionChosen):
+                mark = self.e.clock()
+            elif isinstance(event, ev.ObservationMade):
+                self.tool_seconds += max(0.0, self.e.clock() - mark)
             yield event
 
     def _timing(self) -> dict[str, float]:
