@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 QUESTIONS = ["Which process is using the most memory?", "How full is my disk?"]
+WARM_UP = "What is this machine?"  # not one of the questions: warm means the system prompt only
 PHASES = ("wall", "model_load", "prompt", "generation", "tools", "engine")
 
 
@@ -145,7 +146,7 @@ def warm_runs(args, env: dict, model_path: str) -> tuple[dict, dict]:
     model.close()
     del model, engine
     llama = load_llama(model_path, n_ctx=args.n_ctx, n_threads=physical_cores())
-    plain_loop(llama, QUESTIONS[0], 1)  # the system prompt into its cache, as a loaded process has it
+    plain_loop(llama, WARM_UP, 1)  # the system prompt into its KV cache, as a loaded process has it
     plain: dict = {}
     for question in QUESTIONS:
         started = time.perf_counter()
@@ -161,7 +162,7 @@ def show(label: str, row: dict) -> None:
     phases = " ".join(f"{row.get(k, 0.0):8.1f}" for k in PHASES)
     extra = f" steps {row.get('steps')}" + (f" {row['status']}" if row.get("status") else "")
     extra += f" (system prompt {row['system prompt']})" if row.get("system prompt") else ""
-    print(f"  {label:26} {phases}{extra}")
+    print(f"  {label:26} {phases}{extra}", flush=True)
 
 
 def main() -> int:
@@ -186,15 +187,21 @@ def main() -> int:
                                    env=env).path)
     print(f"model {model_path}, max {args.max_steps} steps, load average {os.getloadavg()}, {time.strftime('%F %T')}")
     rows: dict[str, dict] = {q: {} for q in QUESTIONS}
-    rows[QUESTIONS[0]]["appliance, first start"] = appliance_cold(QUESTIONS[0], args, env)  # writes the cache
+    print(f"  {'seconds':26} " + " ".join(f"{k[:8]:>8}" for k in PHASES), flush=True)
+
+    def measured(question: str, label: str, row: dict) -> None:
+        rows[question][label] = row
+        show(f"{label}: {question[:12]}…", row)  # as it comes, so a cut-short run still tells something
+
+    measured(QUESTIONS[0], "appliance, first start", appliance_cold(QUESTIONS[0], args, env))  # writes the cache
     for question in QUESTIONS:
-        rows[question]["appliance, cold"] = appliance_cold(question, args, env)
-        rows[question]["plain, cold"] = plain_cold(question, args, model_path, env)
+        measured(question, "appliance, cold", appliance_cold(question, args, env))
+        measured(question, "plain, cold", plain_cold(question, args, model_path, env))
     appliance, plain = warm_runs(args, env, model_path)
     for question in QUESTIONS:
-        rows[question]["appliance, warm"] = appliance[question]
-        rows[question]["plain, warm"] = plain[question]
-    print(f"  {'seconds':26} " + " ".join(f"{k[:8]:>8}" for k in PHASES))
+        measured(question, "appliance, warm", appliance[question])
+        measured(question, "plain, warm", plain[question])
+    print("summary")
     for question, modes in rows.items():
         print(question)
         for label, row in modes.items():
