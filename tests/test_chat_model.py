@@ -14,6 +14,7 @@ import pytest
 llama_cpp = pytest.importorskip("llama_cpp")
 
 from appliance.errors import ModelError  # noqa: E402
+from appliance.llm.runtime import load_llama  # noqa: E402
 from appliance.llm.base import ChatModel, Message, ModelInfo  # noqa: E402
 from appliance.llm.chat_model import LlamaChatModel, Transcript  # noqa: E402
 from appliance.llm.chat_template import ChatTemplate, render_chatml  # noqa: E402
@@ -43,7 +44,7 @@ SYSTEM = Message(
 
 @pytest.fixture(scope="module")
 def llama(smollm2_path):
-    model = llama_cpp.Llama(str(smollm2_path), n_ctx=2048, n_threads=1, n_threads_batch=1, verbose=False)
+    model = load_llama(smollm2_path, n_ctx=2048, n_threads=1)  # AMX extra buffers off (see appliance.llm.speed)
     yield model
     model.close()
 

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from appliance.agent.actions import every_schema  # noqa: E402
 from appliance.agent.settings import EngineSettings  # noqa: E402
 from appliance.llm.base import Message, ModelInfo  # noqa: E402
+from appliance.llm.runtime import load_llama  # noqa: E402
 from appliance.llm.chat_model import LlamaChatModel  # noqa: E402
 from appliance.llm.decoder import FastDecoder, GrammarMatcher, ProbeSet, SamplingSettings, Session  # noqa: E402
 from appliance.llm.grammar import compile_schema  # noqa: E402
@@ -53,7 +54,7 @@ def check_valid(value, schema: dict) -> str | None:
 
 @pytest.fixture(scope="module")
 def smollm2(smollm2_path):
-    llama = llama_cpp.Llama(str(smollm2_path), n_ctx=2048, n_threads=1, n_threads_batch=1, verbose=False)
+    llama = load_llama(smollm2_path, n_ctx=2048, n_threads=1)  # AMX extra buffers off (see appliance.llm.speed)
     yield llama
     llama.close()
 
@@ -119,7 +120,7 @@ def test_fast_equals_builtin_across_steps_of_a_run(smollm2, system_message):
 
 
 def test_qwen05_fast_equals_builtin(qwen05_path, system_message):
-    llama = llama_cpp.Llama(str(qwen05_path), n_ctx=2048, n_threads=1, n_threads_batch=1, verbose=False)
+    llama = load_llama(qwen05_path, n_ctx=2048, n_threads=1)  # AMX extra buffers off (see appliance.llm.speed)
     try:
         builtin, exact, drafted = _pair(llama)
         messages = [system_message, Message("user", "What is using my CPU?")]

@@ -116,6 +116,28 @@ def test_escape_cancels_within_a_moment_and_the_run_is_recorded_cancelled(tmp_pa
     assert [r["status"] for r in runs] == [ev.CANCELLED]
 
 
+def test_quitting_during_a_run_records_it_cancelled_not_running(tmp_path):
+    db = tmp_path / "runs.db"
+    long_step = {"thought": "thinking " * 200, "action": "top_processes", "action_input": {"limit": 5}}
+    app = make_app([long_step, STEP_FINISH], delay=0.01, recorder_factory=lambda: open_recorder(db))
+
+    async def scenario():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ask(pilot, "why is my fan loud?")
+            await wait_for(pilot, lambda: 1 in app.transcript.cards and len(app.transcript.cards[1].thought) > 20)
+            await pilot.press("ctrl+q")
+
+    started = time.perf_counter()
+    run(scenario())
+    assert time.perf_counter() - started < 10
+    with open_store(db, readonly=True) as store:
+        runs = store.list_runs()
+        assert [r["status"] for r in runs] == [ev.CANCELLED]
+        recorded = store.get_run(runs[0]["id"])
+    assert recorded["steps"] and recorded["steps"][0]["action"] == "snapshot"
+    assert set(recorded["timing"]) >= {"prompt", "generation", "tools", "engine", "total"}
+
+
 def test_ctrl_c_cancels_too():
     long_step = {"thought": "thinking " * 200, "action": "top_processes", "action_input": {"limit": 5}}
     app = make_app([long_step], delay=0.01)

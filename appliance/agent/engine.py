@@ -194,6 +194,17 @@ class Engine:
         self.snapshot = snapshot or (lambda pids: take_snapshot(pids))
         self.clock = clock
 
+    def warm(self, *, can_ask: bool = True, should_stop: Callable[[], bool] | None = None,
+             on_progress: Callable[[int, int, float], None] | None = None) -> Any:
+        """Bring the system prompt a run would use into the model's context ahead of a question
+        (the TUI does it as soon as it opens). The model's report, or None for a model without
+        `warm` (the ChatModel protocol's optional method)."""
+        warm = getattr(self.model, "warm", None)
+        if warm is None:
+            return None
+        prompt = system_prompt(self.registry.specs, self.settings, can_ask=can_ask and self.settings.allow_ask)
+        return warm([Message("system", prompt)], should_stop=should_stop, on_progress=on_progress)
+
     def run(
         self,
         question: str,
@@ -230,6 +241,9 @@ class _Run:
         self.prompt_tokens = 0
         self.prompt_reused = 0
         self.completion_tokens = 0
+        self.prompt_seconds = 0.0  # model time, from each call's own measurement
+        self.generation_seconds = 0.0
+        self.tool_seconds = 0.0
         self.steps = 0
         self.ctl = LoopControl(self.s, can_ask=self.can_ask,
                                finish_early=snapshot_covers(question))  # the snapshot may answer it
@@ -250,7 +264,7 @@ class _Run:
         )
         status, error = ev.FINISHED, ""
         try:
-            yield from self._loop()
+            yield from self._accounted(self._loop())
             if self.answer is None:
                 status = ev.MAX_STEPS
                 yield from self._forced_from_evidence(f"the step limit of {self.s.max_steps} was reached")
@@ -275,7 +289,38 @@ class _Run:
             completion_tokens=self.completion_tokens,
             seconds=round(self.e.clock() - self.started, 3),
             ended_at=time.time(),
+            timing=self._timing(),
+            runtime=self._runtime(),
         )
+
+    def _accounted(self, events: Iterator[ev.Event]) -> Iterator[ev.Event]:
+        """The events, with the tools' time added up on the engine's clock (like `total`, so a
+        test's fixed clock fixes it too): from an action chosen (or the start, for the snapshot)
+        to its observation."""
+        mark = self.e.clock()
+        for event in events:
+            if isinstance(event, ev.ActionChosen):
+                mark = self.e.clock()
+            elif isinstance(event, ev.ObservationMade):
+                self.tool_seconds += max(0.0, self.e.clock() - mark)
+            yield event
+
+    def _timing(self) -> dict[str, float]:
+        """Where the run's seconds went; `engine` is the rest (prompt building, checks, the store's
+        commits between steps, the consumer), and model_load the load this run waited for."""
+        total = self.e.clock() - self.started
+        parts = {"prompt": self.prompt_seconds, "generation": self.generation_seconds, "tools": self.tool_seconds}
+        take_load = getattr(self.model, "take_load_seconds", None)
+        timing = {"model_load": float(take_load()) if take_load is not None else 0.0, **parts,
+                  "engine": max(0.0, total - sum(parts.values())), "total": total}
+        return {name: round(value, 3) for name, value in timing.items()}
+
+    def _runtime(self) -> dict[str, Any]:
+        report = getattr(self.model, "runtime_report", None)
+        try:
+            return dict(report()) if report is not None else {}
+        except Exception as exc:  # a report is a help, never a reason to fail the run
+            return {"error": one_line(exc)}
 
     def _loop(self) -> Iterator[ev.Event]:
         specs = self.registry.specs
@@ -630,11 +675,14 @@ class _Run:
         def should_stop() -> bool:
             return stop.is_set() or self.cancel.is_set() or self.e.clock() > self.deadline
 
+        def progress(done: int, total: int, seconds_left: float) -> None:
+            pieces.put(ev.PromptProgress(self.run_id, step, done, total, round(seconds_left, 1)))
+
         def work() -> None:
             try:
                 box["gen"] = self.model.generate(
                     list(self.messages), schema, max_tokens=max_tokens, temperature=self.s.temperature,
-                    on_text=pieces.put, should_stop=should_stop,
+                    on_text=pieces.put, should_stop=should_stop, on_progress=progress,
                 )
             except BaseException as exc:  # handed to the engine's thread below
                 box["error"] = exc
@@ -645,7 +693,7 @@ class _Run:
         worker.start()
         try:
             while (piece := pieces.get()) is not done:
-                yield ev.TextDelta(self.run_id, step, piece, kind)
+                yield ev.TextDelta(self.run_id, step, piece, kind) if isinstance(piece, str) else piece
         finally:
             stop.set()
             worker.join()
@@ -659,6 +707,8 @@ class _Run:
         self.prompt_tokens += gen.stats.prompt_tokens_evaluated
         self.prompt_reused += gen.stats.prompt_tokens_reused
         self.completion_tokens += gen.stats.completion_tokens
+        self.prompt_seconds += gen.stats.prompt_ms / 1000.0
+        self.generation_seconds += gen.stats.generation_ms / 1000.0
         if gen.finish_reason == "cancelled" or self.cancel.is_set():
             if self.cancel.is_set():
                 raise _Stop(ev.CANCELLED, "cancelled")

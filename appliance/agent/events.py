@@ -54,6 +54,18 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class PromptProgress:
+    """Prompt evaluation under way before a step's first token: `done` of `total` tokens, and the
+    seconds it should still take (a long first prompt is tens of seconds on two cores)."""
+
+    run_id: str
+    step: int
+    done: int
+    total: int
+    seconds_left: float
+
+
+@dataclass(frozen=True)
 class ThoughtMade:
     run_id: str
     step: int
@@ -152,7 +164,10 @@ class FinalAnswer:
 
 @dataclass(frozen=True)
 class RunEnded:
-    """The last event of every run, whatever happened (status is one of RUN_STATUSES)."""
+    """The last event of every run, whatever happened (status is one of RUN_STATUSES).
+
+    timing: seconds by part (model_load, prompt, generation, tools, engine, total); runtime: the
+    llama.cpp settings and how the system prompt got into the context (see LlamaChatModel)."""
 
     run_id: str
     status: str
@@ -165,12 +180,15 @@ class RunEnded:
     completion_tokens: int
     seconds: float
     ended_at: float
+    timing: Mapping[str, float] = field(default_factory=dict)
+    runtime: Mapping[str, Any] = field(default_factory=dict)
 
 
 Event = (
     RunStarted
     | StepStarted
     | TextDelta
+    | PromptProgress
     | ThoughtMade
     | ActionChosen
     | ObservationMade

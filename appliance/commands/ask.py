@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any, Callable, TextIO
 
 from appliance.agent import events as ev
+from appliance.agent.timing import progress_line, timing_line
 from appliance.commands.common import add_common_options
 from appliance.errors import UsageError
 
@@ -75,6 +76,7 @@ def run_ask(args: argparse.Namespace) -> int:
     recorder = open_recorder(paths.db)
     cancel = threading.Event()
     printer = None if args.json else LivePrinter(sys.stdout)
+    progress = ProgressPrinter(sys.stderr)
     ask = _terminal_ask(cancel) if interactive else None
     from appliance.agent.engine import Engine
 
@@ -88,6 +90,7 @@ def run_ask(args: argparse.Namespace) -> int:
                 final = event
             if isinstance(event, ev.RunEnded):
                 end = event
+            progress.show(event)
             if printer is not None:
                 printer.show(event)
     recorder.close()
@@ -116,6 +119,8 @@ def summary(end: ev.RunEnded, final: ev.FinalAnswer | None, model_name: str, *, 
         "prompt_tokens_reused": end.prompt_tokens_reused,
         "completion_tokens": end.completion_tokens,
         "seconds": end.seconds,
+        "timing": dict(end.timing),
+        "runtime": dict(end.runtime),
         "model": model_name,
         "recorded": recorded,
     }
@@ -226,8 +231,48 @@ class LivePrinter:
                 self._print(f"  evidence: {line}")
         elif isinstance(event, ev.RunEnded):
             tail = f": {event.error}" if event.error else ""
+            if event.timing:
+                self._print(f"\ntime {timing_line(event.timing)}")
             self._print(
-                f"\n{event.status}{tail} — {event.steps} steps, {event.prompt_tokens} prompt tokens "
+                f"{'' if event.timing else chr(10)}{event.status}{tail} — {event.steps} steps, {event.prompt_tokens} prompt tokens "
                 f"({event.prompt_tokens_reused} reused), {event.completion_tokens} generated, "
                 f"{event.seconds:.1f} s, run {event.run_id}"
             )
+
+
+class ProgressPrinter:
+    """Prompt evaluation progress and prompt-cache notes on stderr, so stdout (and --json) stay clean.
+
+    On a terminal one line is rewritten in place; otherwise a line is printed at each quarter."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+        self.tty = bool(getattr(err, "isatty", lambda: False)())
+        self._quarter = -1
+        self._open = False
+
+    SHORT = 200  # prompts of fewer new tokens take about a second: no progress line for them
+
+    def show(self, event: Any) -> None:
+        if isinstance(event, ev.PromptProgress) and event.total >= self.SHORT:
+            self._progress(event)
+        elif isinstance(event, (ev.TextDelta, ev.RunEnded)) and self._open:
+            print(file=self.err, flush=True)
+            self._open = False
+        if isinstance(event, ev.RunEnded):
+            note = (event.runtime.get("system_prompt") or {}).get("note") if event.runtime else None
+            if note:
+                print(f"appliance: {note}", file=self.err, flush=True)
+
+    def _progress(self, event: ev.PromptProgress) -> None:
+        line = progress_line(event.done, event.total, event.seconds_left)
+        if self.tty:
+            print(f"\r\x1b[2K{line}", end="", file=self.err, flush=True)
+            self._open = True
+            return
+        quarter = 4 * event.done // max(1, event.total)
+        if quarter != self._quarter:
+            self._quarter = quarter
+            print(line, file=self.err, flush=True)
+        if event.done >= event.total:
+            self._quarter = -1

@@ -129,6 +129,17 @@ def check_database(paths: Paths) -> Check:
     return Check(OK, "database", f"{paths.db} passes SQLite's quick_check")
 
 
+def check_prompt_cache(paths: Paths) -> Check:
+    """The prompt cache (the system prompt's saved KV state): its files and their size."""
+    from appliance.llm.runtime import prompt_cache_for
+
+    cache = prompt_cache_for(paths, os.environ)
+    if cache is None:
+        return Check(WARN, "prompt cache", "off ($APPLIANCE_PROMPT_CACHE=0): every start evaluates the system prompt")
+    summary = cache.summary()
+    return Check(WARN if "damaged" in summary else OK, "prompt cache", summary)
+
+
 def check_models(paths: Paths, spec: str | None) -> list[Check]:
     """Every catalog model's state, then whether the model a run would use can be loaded."""
     from appliance.llm.catalog import load_catalog, model_spec, resolve_model
@@ -180,7 +191,7 @@ def check_remote(entry) -> Check:
 
 def run_checks(paths: Paths, spec: str | None) -> list[Check]:
     return ([check_python()] + check_packages() + [check_llama_cpp()] + check_cpu_memory()
-            + [check_data_dir(paths), check_database(paths)] + check_models(paths, spec) + check_sensors())
+            + [check_data_dir(paths), check_database(paths), check_prompt_cache(paths)] + check_models(paths, spec) + check_sensors())
 
 
 def cmd_doctor(args) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from appliance.agent.events import RUN_STATUSES
+from appliance.agent.timing import runtime_line, timing_line
 from appliance.commands.common import add_common_options
 from appliance.config import resolve_paths
 from appliance.errors import UsageError
@@ -179,6 +180,10 @@ def render_run(run: dict[str, Any]) -> str:
         out.append("Settings: " + " ".join(f"{k}={v}" for k, v in run["settings"].items()))
     out.append(f"Tokens: {run['prompt_tokens']} prompt evaluated, {run['prompt_tokens_reused']} reused, "
                f"{run['completion_tokens']} completion · appliance {run.get('version') or '?'}")
+    if isinstance(run.get("timing"), dict) and run["timing"]:
+        out.append("Time: " + timing_line(run["timing"]))
+    if isinstance(run.get("runtime"), dict) and run["runtime"]:
+        out.append("Runtime: " + runtime_line(run["runtime"]))
     for step in run.get("steps", []):
         out.append("")
         out.append(_step_header(step))

@@ -65,6 +65,7 @@ class ModelInfo:
 
 OnText = Callable[[str], None]
 ShouldStop = Callable[[], bool]
+OnProgress = Callable[[int, int, float], None]  # prompt tokens evaluated, of how many, seconds left
 
 
 @runtime_checkable
@@ -72,7 +73,10 @@ class ChatModel(Protocol):
     """A model the engine can drive. Real: `appliance.llm.runtime.LlamaChatModel`; fake: `ScriptedModel`.
 
     Optional: `begin_run()`, called by the engine when a new question starts (the real model has
-    its thread policy read the load afresh then)."""
+    its thread policy read the load afresh then); `take_load_seconds()`, the model's load time
+    once (charged to the first run); `runtime_report()`, the settings and prompt-cache use to
+    record with a run; `warm(messages, should_stop=, on_progress=)`, bring the system prompt
+    into the context ahead of a question."""
 
     info: ModelInfo
 
@@ -92,9 +96,11 @@ class ChatModel(Protocol):
         temperature: float = 0.0,
         on_text: OnText | None = None,
         should_stop: ShouldStop | None = None,
+        on_progress: OnProgress | None = None,
     ) -> Generation:
         """Continue the conversation with one assistant message that is a JSON object valid under
         `schema`. `on_text` receives each decoded piece as it is produced (for streaming the
-        thought); `should_stop` is polled between tokens so a cancel takes effect within a token or two.
+        thought); `should_stop` is polled between tokens and between chunks of prompt evaluation
+        so a cancel takes effect within a second; `on_progress` hears how prompt evaluation goes.
         """
         ...

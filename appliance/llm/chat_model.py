@@ -17,10 +17,12 @@ import time
 from typing import Callable, Sequence
 
 from appliance.errors import ModelError
-from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnText, ShouldStop
+from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnProgress, OnText, ShouldStop
 from appliance.llm.chat_template import ChatTemplate
 from appliance.llm.decoder import SamplingSettings, Session, TextStream, make_decoder
 from appliance.llm.grammar import compile_schema
+from appliance.llm.prefix_state import PrefixReport, ensure_prefix
+from appliance.llm.prompt_cache import PromptCache, context_key, model_fingerprint
 
 ThreadPolicy = Callable[[], "tuple[int, int]"]
 
@@ -48,8 +50,14 @@ class Transcript:
             tokens.extend(tokenize(rest, offset == 0))
         return tokens
 
-    def reset_to(self, text: str, tokens: list[int]) -> None:
-        self.segments = [(text, list(tokens))]
+    def reset_to(self, text: str, tokens: list[int], base: tuple[str, list[int]] | None = None) -> None:
+        """The transcript is `text`; with `base` (the system prompt) as its own first segment when
+        `text` starts with it, so the next prompt reuses exactly the tokens the context holds."""
+        if base is not None and base[0] and text.startswith(base[0]) and tokens[: len(base[1])] == base[1]:
+            rest = (text[len(base[0]):], list(tokens[len(base[1]):]))
+            self.segments = [(base[0], list(base[1]))] + ([rest] if rest[0] else [])
+        else:
+            self.segments = [(text, list(tokens))]
 
     def append(self, text: str, tokens: list[int]) -> None:
         if tokens:
@@ -64,6 +72,9 @@ class LlamaChatModel:
     thread_policy: called before each generate; returns (n_threads, n_threads_batch).
     sampling: top-k/top-p/min-p/repeat-penalty/seed; the temperature comes from each call.
     draft: let the fast decoder evaluate grammar-forced tokens in batches (see decoder.FastDecoder).
+    prompt_cache: where the KV state of the system prompt is kept between processes (None: nowhere).
+    runtime: the llama.cpp settings the context was made with, recorded with each run.
+    load_seconds: how long loading the model took (charged to the first run that uses it).
     """
 
     def __init__(
@@ -75,6 +86,9 @@ class LlamaChatModel:
         thread_policy: ThreadPolicy | None = None,
         sampling: SamplingSettings | None = None,
         draft: bool = True,
+        prompt_cache: PromptCache | None = None,
+        runtime: dict | None = None,
+        load_seconds: float = 0.0,
     ) -> None:
         self.llama = llama
         self.info = info
@@ -87,6 +101,26 @@ class LlamaChatModel:
         self._transcript = Transcript()
         self._lock = threading.Lock()
         self._add_bos = self._wants_bos()
+        self.prompt_cache = prompt_cache
+        self.runtime = dict(runtime or {})
+        self._load_seconds = float(load_seconds)
+        self._base: tuple[str, list[int]] | None = None  # the system prompt's text and tokens
+        self._base_for: tuple[Message, ...] | None = None  # ... rendered from these messages
+        self._context_key: dict | None = None
+        self.last_prefix: PrefixReport | None = None
+        self._waiting_progress: OnProgress | None = None  # a run waiting while a warm-up evaluates
+
+    def take_load_seconds(self) -> float:
+        """The model's load time, once: the first run is charged with it, later runs are not."""
+        seconds, self._load_seconds = self._load_seconds, 0.0
+        return seconds
+
+    def runtime_report(self) -> dict:
+        """The settings and the system prompt's last arrival, for the run record."""
+        report = dict(self.runtime, decoder=self.decoder_name, n_ctx=self.context_length)
+        if self.last_prefix is not None:
+            report["system_prompt"] = self.last_prefix.as_dict()
+        return report
 
     @property
     def context_length(self) -> int:
@@ -115,6 +149,7 @@ class LlamaChatModel:
     def begin_run(self) -> None:
         """A new question starts: the thread policy reads the load afresh for its first call
         (the KV cache is kept, so the next question still reuses the system prompt)."""
+        self.last_prefix = None
         expire = getattr(self.thread_policy, "expire", None)
         if expire is not None:
             expire()
@@ -139,12 +174,72 @@ class LlamaChatModel:
         temperature: float = 0.0,
         on_text: OnText | None = None,
         should_stop: ShouldStop | None = None,
+        on_progress: OnProgress | None = None,
     ) -> Generation:
-        with self._lock:  # one context, one decode at a time
-            return self._generate(messages, schema, max_tokens, temperature, on_text, should_stop)
+        started = time.perf_counter()
+        if not self._acquire(should_stop, on_progress):
+            return _stopped(started)
+        try:  # one context, one decode at a time
+            return self._generate(messages, schema, max_tokens, temperature, on_text, should_stop, on_progress)
+        finally:
+            self._lock.release()
 
-    def _generate(self, messages, schema, max_tokens, temperature, on_text, should_stop) -> Generation:
+    def _acquire(self, should_stop: ShouldStop | None, on_progress: OnProgress | None) -> bool:
+        """Take the context, polling `should_stop` while a warm-up holds it (whose progress the
+        waiting run is shown meanwhile). False when stopped first."""
+        while not self._lock.acquire(timeout=0.05):
+            self._waiting_progress = on_progress
+            if should_stop is not None and should_stop():
+                self._waiting_progress = None
+                return False
+        self._waiting_progress = None
+        return True
+
+    # --- the system prompt -------------------------------------------------------------------
+    def warm(self, messages: Sequence[Message], *, should_stop: ShouldStop | None = None,
+             on_progress: OnProgress | None = None) -> PrefixReport | None:
+        """Put the leading system message(s) of `messages` into the context now: from the prompt
+        cache when it has them, else evaluated (and saved). None when there is no system message or
+        the chat template does not render it as a prefix of the conversation."""
+        with self._lock:
+            return self._ensure_base(messages, should_stop, on_progress)
+
+    def _ensure_base(self, messages, should_stop, on_progress) -> PrefixReport | None:
+        n = 0
+        while n < len(messages) and messages[n].role == "system":
+            n += 1
+        if n == 0:
+            return None
+        system = tuple(messages[:n])
+        if self._base_for != system:  # rendered and tokenized once per system prompt
+            text = self.template.render(list(system), add_generation_prompt=False)
+            if not self.render(list(system) + [Message("user", "?")]).startswith(text):
+                return None  # a template that renders the system message differently in context
+            self._base, self._base_for = (text, self._tokenize(text, True)), system
+        text = self._base[0]
+        if self.prompt_cache is not None and self._context_key is None:
+            self._context_key = context_key(self.llama, model_fingerprint(self.info.path, self.info.sha256))
+
+        def progress(done: int, total: int, left: float) -> None:
+            for listener in (on_progress, self._waiting_progress):
+                if listener is not None:
+                    listener(done, total, left)
+
+        if self._session.common_prefix(self._base[1]) < len(self._base[1]):
+            self._apply_threads()  # only when there is work: each call samples the load afresh
+        report = ensure_prefix(self._session, self.prompt_cache, self._context_key, text, self._base[1],
+                               should_stop=should_stop, on_progress=progress)
+        if report.status != "present" or self.last_prefix is None:
+            self.last_prefix = report  # the run's record says how its first call found the prompt
+        return report
+
+    def _generate(self, messages, schema, max_tokens, temperature, on_text, should_stop, on_progress) -> Generation:
         grammar = compile_schema(schema) if schema else None
+        started = time.perf_counter()
+        base = self._ensure_base(messages, should_stop, on_progress)
+        base_evaluated = base.evaluated if base is not None else 0
+        if base is not None and base.status == "stopped":
+            return _stopped(started, evaluated=base_evaluated)
         threads, threads_batch = self._apply_threads()
         prompt_text = self.render(messages)
         prompt_tokens = self._transcript.tokens_for(prompt_text, self._tokenize)
@@ -154,10 +249,13 @@ class LlamaChatModel:
                 f"the conversation needs {len(prompt_tokens)} tokens but the model's context holds "
                 f"{self.context_length}"
             )
-        started = time.perf_counter()
-        reused, evaluated = self._session.prefill(prompt_tokens)
+        done = self._session.prefill(prompt_tokens, should_stop=should_stop, on_progress=on_progress)
+        reused, evaluated = done.reused, done.evaluated + base_evaluated
+        reused -= base_evaluated  # the system prompt evaluated just now was not reused
         prompt_done = time.perf_counter()
-        self._transcript.reset_to(prompt_text, prompt_tokens)
+        if done.stopped:
+            return _stopped(started, evaluated=evaluated, reused=reused)
+        self._transcript.reset_to(prompt_text, prompt_tokens, self._base)
         settings = SamplingSettings(
             temperature=temperature,
             top_k=self.sampling.top_k,
@@ -199,3 +297,10 @@ class LlamaChatModel:
     def close(self) -> None:
         """Free the decoder's native buffers (the Llama itself belongs to the caller)."""
         self._session.close()
+
+
+def _stopped(started: float, *, evaluated: int = 0, reused: int = 0) -> Generation:
+    """A call that cancel or the deadline ended before any token was generated."""
+    stats = GenerationStats(prompt_tokens_evaluated=evaluated, prompt_tokens_reused=max(reused, 0),
+                            prompt_ms=(time.perf_counter() - started) * 1000.0)
+    return Generation(text="", finish_reason="cancelled", stats=stats)

@@ -11,7 +11,7 @@ import time
 from collections import deque
 from typing import Callable, Iterable, Sequence
 
-from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnText, ShouldStop
+from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnProgress, OnText, ShouldStop
 
 Reply = str | dict | Callable[[Sequence[Message], dict], "str | dict"]
 
@@ -61,6 +61,7 @@ class ScriptedModel:
         temperature: float = 0.0,
         on_text: OnText | None = None,
         should_stop: ShouldStop | None = None,
+        on_progress: OnProgress | None = None,
     ) -> Generation:
         call_index = len(self.calls)
         self.calls.append((list(messages), schema))

@@ -14,6 +14,8 @@ import contextlib
 import ctypes
 import io
 import os
+import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import Callable, Mapping
@@ -24,13 +26,17 @@ from appliance.llm.base import ChatModel, ModelInfo
 from appliance.llm.catalog import Catalog, ResolvedModel, load_catalog, model_spec, resolve_model
 from appliance.llm.gguf import GGUFInfo, check_file, kv_cache_bytes
 from appliance.llm.memory import MemoryReading, check_memory, ensure_memory, estimate_need, read_memory
+from appliance.llm.prompt_cache import PromptCache
 from appliance.llm.pull import file_sha256
 from appliance.llm.remotes import find_remote
+from appliance.llm.speed import SpeedSettings
 from appliance.llm.threads import AdaptiveThreadPolicy, FixedThreadPolicy, physical_cores
 
 DEFAULT_CONTEXT = 8192
 ENV_THREADS = "APPLIANCE_THREADS"  # a fixed thread count instead of the adaptive choice
 ENV_IGNORE_MEMORY = "APPLIANCE_IGNORE_MEMORY"  # load even when the memory check says no
+ENV_PROMPT_CACHE = "APPLIANCE_PROMPT_CACHE"  # 0: never read or write the prompt cache
+PROMPT_CACHE_DIR = "prompt-cache"
 
 # ctypes callbacks must outlive the C library's use of them: keep the one we install. The quiet
 # callback still keeps the last lines, so a refused file can be explained with llama.cpp's reason.
@@ -67,7 +73,7 @@ def set_llama_log(verbose: bool) -> None:
 
 
 def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch: int | None = None,
-               verbose: bool = False, n_batch: int = 512):
+               verbose: bool = False, speed: SpeedSettings | None = None):
     """Load a GGUF with llama.cpp; anything llama.cpp refuses becomes a one-line ModelError.
 
     Quiet without redirecting file descriptors: llama-cpp-python's own `verbose=False` points fds 1
@@ -77,6 +83,7 @@ def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch:
     switched off on the object afterwards.
     """
     llama_cpp = _import_llama_cpp()
+    speed = speed or SpeedSettings()
     set_llama_log(verbose)
     _recent_log.clear()
     try:
@@ -85,10 +92,15 @@ def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch:
                 sink = io.StringIO()
                 stack.enter_context(contextlib.redirect_stdout(sink))
                 stack.enter_context(contextlib.redirect_stderr(sink))
+            stack.enter_context(_model_params(llama_cpp, use_extra_bufts=speed.extra_buffers))
             llama = llama_cpp.Llama(
                 model_path=str(path),
                 n_ctx=int(n_ctx),
-                n_batch=min(int(n_batch), int(n_ctx)),
+                n_batch=min(speed.n_batch, int(n_ctx)),
+                n_ubatch=min(speed.n_ubatch, speed.n_batch, int(n_ctx)),
+                flash_attn=speed.flash_attn,
+                type_k=speed.kv_type_id(),
+                type_v=speed.kv_type_id(),
                 n_threads=int(n_threads),
                 n_threads_batch=int(n_threads_batch or n_threads),
                 n_gpu_layers=0,
@@ -100,6 +112,30 @@ def load_llama(path: str | Path, *, n_ctx: int, n_threads: int, n_threads_batch:
         raise ModelError(f"llama.cpp could not load model file {path}: {reason}") from None
     llama.verbose = verbose  # no per-call prints from the library unless asked for
     return llama
+
+
+_params_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _model_params(llama_cpp, **overrides):
+    """Model parameters `llama_cpp.Llama` has no argument for (use_extra_bufts), set by wrapping
+    the library's default-parameter function while one model is constructed."""
+    module = llama_cpp.llama_cpp
+    with _params_lock:
+        original = module.llama_model_default_params
+
+        def patched():
+            params = original()
+            for name, value in overrides.items():
+                setattr(params, name, value)
+            return params
+
+        module.llama_model_default_params = patched
+        try:
+            yield
+        finally:
+            module.llama_model_default_params = original
 
 
 def _log_reason() -> str | None:
@@ -191,9 +227,21 @@ def open_chat_model(
 
     cores = physical_cores()
     thread_policy = thread_policy or default_thread_policy(env, cores)
-    llama = load_llama(resolved.path, n_ctx=context, n_threads=cores, verbose=verbose)
+    speed = SpeedSettings.from_env(env)
+    started = time.perf_counter()
+    llama = load_llama(resolved.path, n_ctx=context, n_threads=cores, verbose=verbose, speed=speed)
+    load_seconds = time.perf_counter() - started
     from appliance.llm.chat_model import LlamaChatModel  # written by the decoder area; loaded lazily
 
     model_info = ModelInfo(name=resolved.name, path=str(resolved.path), size=info.size, sha256=sha,
                            context_length=context)
-    return LlamaChatModel(llama, model_info, decoder=decoder, thread_policy=thread_policy)
+    return LlamaChatModel(llama, model_info, decoder=decoder, thread_policy=thread_policy,
+                          prompt_cache=prompt_cache_for(paths, env), runtime=speed.as_dict(),
+                          load_seconds=load_seconds)
+
+
+def prompt_cache_for(paths: Paths, env: Mapping[str, str]) -> PromptCache | None:
+    """The prompt cache under the data directory, unless $APPLIANCE_PROMPT_CACHE is 0."""
+    if env.get(ENV_PROMPT_CACHE, "").strip() == "0":
+        return None
+    return PromptCache(paths.home / PROMPT_CACHE_DIR)

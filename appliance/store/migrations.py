@@ -166,6 +166,13 @@ def m007_add_run_host(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_runs_host ON runs (host)")
 
 
+def m008_add_run_timing(db: sqlite_utils.Database) -> None:
+    """Issue 14: where each run's seconds went (JSON: model_load, prompt, generation, tools, engine,
+    total) and the llama.cpp settings and prompt-cache use it ran with (JSON)."""
+    db.execute("ALTER TABLE runs ADD COLUMN timing TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN runtime TEXT")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_create_runs,
     m002_create_steps,
@@ -174,6 +181,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     m005_create_evals,
     m006_add_eval_case_family,
     m007_add_run_host,
+    m008_add_run_timing,
 )
 
 

@@ -35,7 +35,7 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 OBSERVATION_CAP = 16_000  # characters of one observation kept; the engine shows the model less
 
 JSON_COLUMNS = {
-    "runs": ("settings", "result", "evidence"),
+    "runs": ("settings", "result", "evidence", "timing", "runtime"),
     "steps": ("action_input", "reflection"),
     "evals": ("settings", "summary"),
     "eval_cases": ("metrics",),
@@ -216,12 +216,13 @@ class Store:
         self.db.execute(
             """UPDATE runs SET ended_at = ?, status = ?, answer = ?, result = ?, evidence = ?, forced = ?,
                    error = ?, step_count = ?, prompt_tokens = ?, prompt_tokens_reused = ?,
-                   completion_tokens = ?, seconds = ?
+                   completion_tokens = ?, seconds = ?, timing = ?, runtime = ?
                WHERE id = ?""",
             [iso(event.ended_at), event.status, _redact(event.answer), _dumps(redact_value(dict(event.result or {}))),
              _dumps(list(final.evidence)) if final else None, int(final.forced) if final else None,
              _redact(event.error) or None, event.steps, event.prompt_tokens, event.prompt_tokens_reused,
-             event.completion_tokens, round(event.seconds, 3), event.run_id],
+             event.completion_tokens, round(event.seconds, 3), _dumps(dict(event.timing or {})),
+             _dumps(dict(event.runtime or {})), event.run_id],
         )
 
     def _check_size(self) -> None:

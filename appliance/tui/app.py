@@ -8,6 +8,7 @@ messages (`appliance.tui.messages`); only the handlers below touch widgets.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import queue
 import threading
@@ -24,6 +25,7 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Footer, Input
 
+from appliance.agent.timing import progress_line, prompt_arrival, timing_line
 from appliance.tui import messages as msg
 from appliance.tui.batching import DELTA_INTERVAL, DeltaBatcher
 from appliance.tui.checks import Checker, ChecksPanel, has_problems
@@ -34,6 +36,7 @@ from appliance.tui.loading import ModelLoader, ModelNotOnDisk, Puller, one_line
 from appliance.tui.render import answer_markdown, answer_title, status_words
 from appliance.tui.screens import AskUserScreen, HistoryScreen, ModelErrorScreen, ModelMissingScreen, ReplayScreen
 from appliance.tui.system_sampler import Sampler
+from appliance.tui.warmup import warm_model
 from appliance.tui.widgets import StatusBar, SystemPanel, Transcript
 
 EngineFactory = Callable[[Any, Any], Any]  # (ChatModel, EngineSettings) -> Engine
@@ -107,6 +110,9 @@ class ApplianceApp(App):
         self.last_run_id: str | None = None
         self.last_answer = ""
         self._cancel: threading.Event | None = None
+        self._run_done = threading.Event()  # set when the run's worker has recorded its RunEnded
+        self._run_done.set()
+        self._quitting = threading.Event()
         self._pending_question: str | None = None
         self._run_started = 0.0
         self._tick: Timer | None = None
@@ -172,9 +178,32 @@ class ApplianceApp(App):
         name = getattr(getattr(message.model, "info", None), "name", "") or message.spec or "model"
         self.status.change(model=name, phase="ready")
         self.transcript.show_message(WELCOME)
+        self._warm()
         if self._pending_question:
             question, self._pending_question = self._pending_question, None
             self.start_run(question)
+
+    def _warm(self) -> None:
+        """Evaluate (or load from the prompt cache) the system prompt in the background."""
+        try:
+            engine = self._engine_factory(self.model, self.settings)
+        except Exception:
+            return  # the first question reports the problem
+        model = self.model
+        self.run_worker(partial(warm_model, self.post_message, engine,
+                                lambda: self._quitting.is_set() or self.model is not model),
+                        thread=True, exclusive=True, group="warm", name="warm-prompt")
+
+    def on_warm_progressed(self, message: msg.WarmProgressed) -> None:
+        if not self.run_active:
+            self.status.change(phase=progress_line(message.done, message.total, message.seconds_left))
+
+    def on_warm_finished(self, message: msg.WarmFinished) -> None:
+        if message.report and message.report.get("note"):
+            self.notify(message.report["note"], severity="warning")
+        if not self.run_active and self.model_phase == "ready":
+            ready = f"ready ({prompt_arrival(message.report)})" if message.report else "ready"
+            self.status.change(phase=ready)
 
     def on_model_missing(self, message: msg.ModelMissing) -> None:
         self.model_phase = "missing"
@@ -258,6 +287,7 @@ class ApplianceApp(App):
         self.run_active = True
         self._final = None
         self._cancel = threading.Event()
+        self._run_done.clear()
         self._run_started = self._clock()
         self.transcript.begin(question)
         self.status.change(
@@ -294,6 +324,7 @@ class ApplianceApp(App):
                 self.post_message(msg.EngineEmitted(ready))
             self.post_message(msg.RunCrashed(one_line(exc)))
         finally:
+            self._run_done.set()
             failure = getattr(recorder, "failure", None)
             if failure:
                 self.post_message(msg.BackgroundFailed("recording", str(failure)))
@@ -328,6 +359,8 @@ class ApplianceApp(App):
 
         event = message.event
         self.events_seen.append(event)
+        if self._quitting.is_set():
+            return  # the screen is going away; the store has the run
         transcript = self.transcript
         if isinstance(event, ev.RunStarted):
             self.run_id = event.run_id
@@ -337,6 +370,8 @@ class ApplianceApp(App):
             self.status.change(step=event.step, max_steps=event.max_steps)
         elif isinstance(event, ev.TextDelta):
             transcript.card(event.step).add_delta(event.text, event.kind)
+        elif isinstance(event, ev.PromptProgress):
+            transcript.card(event.step).set_waiting(progress_line(event.done, event.total, event.seconds_left))
         elif isinstance(event, ev.ThoughtMade):
             transcript.card(event.step).set_thought(event.thought)
         elif isinstance(event, ev.ActionChosen):
@@ -377,6 +412,8 @@ class ApplianceApp(App):
             forced=bool(final.forced) if final else False,
             heading=False,
         )
+        if ended.timing:
+            markdown += f"\n\n*Time {timing_line(ended.timing)}*"
         self.transcript.show_answer(markdown, answer_title(ended.status))
         self.last_answer = ended.answer or (final.answer if final else "")
         self.last_run_id = ended.run_id
@@ -512,13 +549,19 @@ class ApplianceApp(App):
 
     def on_unmount(self) -> None:
         """However the app ends, tell a running engine to stop so its thread does not linger."""
+        self._quitting.set()
         if self._cancel is not None:
             self._cancel.set()
 
     async def action_quit(self) -> None:
-        """Quit at once: a running generation is told to stop, so the process does not linger."""
+        """Quit: a running run is cancelled and given up to two seconds to record its end (the
+        engine stops within a second, even during prompt evaluation), so it is not left `running`."""
+        self._quitting.set()
         if self._cancel is not None:
             self._cancel.set()
+        if not self._run_done.is_set():
+            self.status.change(phase="cancelling")
+            await asyncio.to_thread(self._run_done.wait, 2.0)
         self.exit()
 
     def action_toggle_theme(self) -> None:

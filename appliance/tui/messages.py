@@ -37,6 +37,24 @@ class UserAsked(Message):
 
 
 @dataclass
+class WarmProgressed(Message):
+    """The warm-up evaluated `done` of the system prompt's `total` tokens."""
+
+    done: int
+    total: int
+    seconds_left: float
+
+
+@dataclass
+class WarmFinished(Message):
+    """The warm-up ended: how the system prompt got into the context (PrefixReport.as_dict()),
+    or None with `error` when it could not."""
+
+    report: dict | None
+    error: str
+
+
+@dataclass
 class ModelLoaded(Message):
     model: Any
     spec: str | None

@@ -103,6 +103,11 @@ class StepCard(Vertical):
             self.thought += new
             self._thought.update(Text(self.thought))
 
+    def set_waiting(self, text: str) -> None:
+        """What the step waits for before its first token (prompt evaluation progress)."""
+        if not self.thought:
+            self._thought.update(Text(text, style="dim"))
+
     def set_thought(self, thought: str) -> None:
         self.thought = thought
         self._thought.update(Text(thought) if thought else Text("(no thought)", style="dim"))
