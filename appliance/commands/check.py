@@ -16,7 +16,7 @@ from appliance.analyzers import ANALYZERS, OK, UNKNOWN, Readings, by_severity, e
 from appliance.commands.common import add_common_options
 from appliance.errors import UsageError
 
-TIMEOUT = 1.5  # seconds for all analyzers together: the check must answer within 2 s
+TIMEOUT = 1.8  # seconds for all analyzers together: the check must answer within 2 s
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 
 
