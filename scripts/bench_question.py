@@ -35,6 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 QUESTIONS = ["Which process is using the most memory?", "How full is my disk?"]
 WARM_UP = "What is this machine?"  # not one of the questions: warm means the system prompt only
+# llama-cpp-python's own default (half the logical CPUs): a fixed 2 on two shared cores made the plain
+# loop crawl (its threads wait for each other whenever another process takes a core).
+PLAIN_THREADS = max(1, (os.cpu_count() or 2) // 2)
 PHASES = ("wall", "model_load", "prompt", "generation", "tools", "engine")
 
 
@@ -83,10 +86,9 @@ def plain_child(model_path: str, question: str, max_steps: int, n_ctx: int) -> N
     """The cold plain run: a process of its own that loads the model and asks once."""
     started = time.perf_counter()
     from appliance.llm.runtime import load_llama
-    from appliance.llm.threads import physical_cores
 
     loaded = time.perf_counter()
-    llama = load_llama(model_path, n_ctx=n_ctx, n_threads=physical_cores())
+    llama = load_llama(model_path, n_ctx=n_ctx, n_threads=PLAIN_THREADS)
     load = time.perf_counter() - loaded
     result = plain_loop(llama, question, max_steps)
     print(json.dumps({**result, "model_load": load, "imports": loaded - started}))
@@ -122,40 +124,39 @@ def plain_cold(question: str, args, model_path: str, env: dict) -> dict:
             "generation": out["generation"], "tools": out["tools"], "engine": rest, "steps": out["steps"]}
 
 
-def warm_runs(args, env: dict, model_path: str) -> tuple[dict, dict]:
-    """The appliance's engine and the plain loop, in this process, each with its model loaded."""
+def warm_runs(args, env: dict, model_path: str, measured) -> None:
+    """The appliance's engine and the plain loop, in this process, each with its model loaded;
+    each row handed to `measured(question, label, row)` as soon as it is known."""
     from appliance.agent import events as ev
     from appliance.agent.engine import Engine
     from appliance.agent.settings import EngineSettings
     from appliance.config import resolve_paths
     from appliance.llm.runtime import load_llama, open_chat_model
-    from appliance.llm.threads import physical_cores
     from appliance.tools.registry import default_registry
 
     model = open_chat_model(args.model, paths=resolve_paths(env), env=env)
     model.take_load_seconds()
     engine = Engine(model, default_registry(), EngineSettings(max_steps=args.max_steps, allow_ask=False))
     engine.warm(can_ask=False)
-    appliance: dict = {}
     for question in QUESTIONS:
         model.begin_run()
         started = time.perf_counter()
         end = [e for e in engine.run(question) if isinstance(e, ev.RunEnded)][0]
-        appliance[question] = {"wall": time.perf_counter() - started, **{k: end.timing.get(k, 0.0) for k in PHASES[1:]},
-                               "steps": end.steps, "status": end.status}
+        measured(question, "appliance, warm", {"wall": time.perf_counter() - started,
+                                               **{k: end.timing.get(k, 0.0) for k in PHASES[1:]},
+                                               "steps": end.steps, "status": end.status})
     model.close()
     del model, engine
-    llama = load_llama(model_path, n_ctx=args.n_ctx, n_threads=physical_cores())
+    llama = load_llama(model_path, n_ctx=args.n_ctx, n_threads=PLAIN_THREADS)
     plain_loop(llama, WARM_UP, 1)  # the system prompt into its KV cache, as a loaded process has it
-    plain: dict = {}
     for question in QUESTIONS:
         started = time.perf_counter()
         result = plain_loop(llama, question, args.max_steps)
         wall = time.perf_counter() - started
-        plain[question] = {"wall": wall, "model_load": 0.0, **{k: result[k] for k in ("prompt", "generation", "tools")},
-                           "engine": wall - result["prompt"] - result["generation"] - result["tools"],
-                           "steps": result["steps"]}
-    return appliance, plain
+        measured(question, "plain, warm", {"wall": wall, "model_load": 0.0,
+                                           **{k: result[k] for k in ("prompt", "generation", "tools")},
+                                           "engine": wall - result["prompt"] - result["generation"] - result["tools"],
+                                           "steps": result["steps"]})
 
 
 def show(label: str, row: dict) -> None:
@@ -197,10 +198,7 @@ def main() -> int:
     for question in QUESTIONS:
         measured(question, "appliance, cold", appliance_cold(question, args, env))
         measured(question, "plain, cold", plain_cold(question, args, model_path, env))
-    appliance, plain = warm_runs(args, env, model_path)
-    for question in QUESTIONS:
-        measured(question, "appliance, warm", appliance[question])
-        measured(question, "plain, warm", plain[question])
+    warm_runs(args, env, model_path, measured)
     print("summary")
     for question, modes in rows.items():
         print(question)
