@@ -22,7 +22,9 @@ class SpeedSettings:
     batch sizes of prompt evaluation. kv_type: the KV cache's element type (q8_0 needs flash_attn).
     extra_buffers: llama.cpp's repacked weight buffers (AMX on CPUs that have it): off, because on
     this project's AMX hosts every llama_decode of more than one token crashed the process with
-    them (llama-cpp-python 0.3.36, 2026-12-01); $APPLIANCE_EXTRA_BUFFERS=1 turns them back on."""
+    them (llama-cpp-python 0.3.36, 2026-12-01), and with the AMX-free build scripts/setup.sh makes
+    there they change nothing measurable (docs/performance-prompt.md); $APPLIANCE_EXTRA_BUFFERS=1
+    turns them back on."""
 
     flash_attn: bool = False
     n_batch: int = 512
