@@ -174,3 +174,14 @@ def test_a_yes_no_question_about_a_fine_family_keeps_no_culprit_and_a_yes_goes_b
     assert yes_no_fit("Yes, nginx listens.", {"process": "nginx"}, [Finding("listening", OK, "1 port")], "listening") == (None, ())
     hog = Finding("cpu", WARNING, "CPU hog: x (pid 9) 99 %", culprit="x", pid=9)
     assert yes_no_fit("Yes, x (pid 9).", {"process": "x"}, [hog], "cpu") == (None, ())
+
+
+def test_a_free_text_culprit_beside_an_answer_naming_observed_facts_is_dropped_not_sent_back():
+    from appliance.agent.checks import check_answer
+
+    bodies = ["headline: fullest: /srv/uploads 100.0% used, 0 B free"]
+    verdict = check_answer("/srv/uploads is 100.0% used, 0 B free.", {"culprit": "disk", "value": "full"}, bodies,
+                           tools_worked=True)
+    assert verdict.problem is None and "culprit" not in verdict.result
+    # an invented process name stays fatal
+    assert check_answer("/srv/uploads is full.", {"process": "uploadd"}, bodies, tools_worked=True).invented

@@ -114,6 +114,24 @@ def test_top_processes_lists_real_processes_ranked_and_labels_this_one():
     assert all("self" not in r for r in rows if r["pid"] != os.getpid() and r["pid"] not in {p.pid for p in psutil.Process().children(recursive=True)})
 
 
+def test_the_top_one_is_never_only_the_appliance():
+    """The test process holds the most memory here (it is "the appliance" of this registry): asked
+    for one process, the tool still shows the top one that is not the appliance."""
+    hog = subprocess.Popen([sys.executable, "-c", "import time; x = bytearray(200 << 20); time.sleep(30)"])
+    try:
+        time.sleep(0.5)
+        from appliance.tools.context import ToolContext
+        from appliance.tools.paths import PathPolicy
+        from appliance.tools.registry import build_registry
+        mine = build_registry(ToolContext(policy=PathPolicy.default(), self_pids=frozenset({hog.pid})))
+        data = mine.call("top_processes", {"sort_by": "memory", "n": 1, "sample_seconds": 0.2})["data"]
+        assert any(not r.get("self") for r in data["top"]), data["top"]
+        assert "only the appliance" not in data["headline"]
+    finally:
+        hog.kill()
+        hog.wait()
+
+
 def test_top_processes_io_sort_reports_rates():
     data = REGISTRY.call("top_processes", {"sort_by": "io", "n": 3, "sample_seconds": 0.3})["data"]
     assert all("io_read" in r and "io_write" in r for r in data["top"])

@@ -227,7 +227,10 @@ def check_answer(
     # dropped, not a reason to send the answer back, when another field quotes an observation.
     padded_words = f" {' '.join(_words(haystack))} "
     grounded = any(_quotes(str(v), padded_words) for k, v in result.items() if k not in unbacked and isinstance(v, str))
-    fatal = [k for k in unbacked if k in MAIN_FIELDS and not (k in LOOSE_FIELDS and grounded)]
+    # ... and so is one when the answer itself names what the observations showed ("the disk is
+    # full: /srv/uploads 100 % used" with culprit "disk").
+    names_observed = any(k in LOOSE_FIELDS for k in unbacked) and _mentions(answer, haystack, observed_facts(bodies))
+    fatal = [k for k in unbacked if k in MAIN_FIELDS and not (k in LOOSE_FIELDS and (grounded or names_observed))]
     if unbacked and (len(unbacked) == len(result) or fatal):
         key = (fatal or unbacked)[0]
         return Verdict(f"[result.{key}={result[key]!r} not-in-any-observation]", result, invented=True)

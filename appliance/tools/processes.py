@@ -29,7 +29,15 @@ def top_processes(
         "memory": lambda p: p["memory_info"].rss if p.get("memory_info") else 0,
         "io": lambda p: (p.get("io_read_rate") or 0) + (p.get("io_write_rate") or 0),
     }
-    ranked = sorted(taken.procs, key=keys[sort_by], reverse=True)[:n]
+    # The appliance's own processes do not count towards n: asked for the top one, a person wants
+    # the top one that is not the assistant (which is often the biggest user, with its model).
+    ordered = sorted(taken.procs, key=keys[sort_by], reverse=True)
+    ranked, others = [], 0
+    for proc in ordered:
+        if others >= n:
+            break
+        ranked.append(proc)
+        others += proc["pid"] not in own
     now = time.time()
     total_mem = psutil.virtual_memory().total
     rows = [row(p, own, taken.cpu_count, total_mem, io=(sort_by == "io"), now=now) for p in ranked]
