@@ -33,7 +33,7 @@ SPAWN_RATE_WARNING = 20.0  # short-lived children per second from one parent
 RECENT_SECONDS = 600
 # How long births are watched: long enough to see a program that dies within a second and is
 # started again after a short pause (two starts, one gone), short enough for a 2 s check.
-WATCH_SECONDS = 1.2
+WATCH_SECONDS = 1.5
 _BIRTH_ATTRS = ["pid", "ppid", "name", "cmdline", "create_time"]
 
 

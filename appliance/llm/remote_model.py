@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any, Iterator, Mapping, Sequence
 
-from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnText, ShouldStop
+from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnProgress, OnText, ShouldStop
 from appliance.llm.http_client import HttpClient, RemoteError
 from appliance.llm.remotes import RemoteEntry, read_api_key
 
@@ -107,7 +107,10 @@ class RemoteChatModel:
         temperature: float = 0.0,
         on_text: OnText | None = None,
         should_stop: ShouldStop | None = None,
+        on_progress: OnProgress | None = None,
     ) -> Generation:
+        """on_progress is not called: a server evaluates the prompt on its side and says nothing
+        until its first token (streaming shows the reply as it comes)."""
         with self._lock:
             if not self._contacted:
                 self.connect()

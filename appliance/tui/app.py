@@ -25,7 +25,7 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Footer, Input
 
-from appliance.agent.timing import progress_line, prompt_arrival, timing_line
+from appliance.agent.timing import progress_line, timing_line
 from appliance.tui import messages as msg
 from appliance.tui.batching import DELTA_INTERVAL, DeltaBatcher
 from appliance.tui.checks import Checker, ChecksPanel, has_problems
@@ -202,7 +202,11 @@ class ApplianceApp(App):
         if message.report and message.report.get("note"):
             self.notify(message.report["note"], severity="warning")
         if not self.run_active and self.model_phase == "ready":
-            ready = f"ready ({prompt_arrival(message.report)})" if message.report else "ready"
+            # short: the status line also carries the step, the speed and the time, and an 80-column
+            # terminal cut them off behind the long form (runs show keeps that)
+            short = {"loaded": "prompt from cache", "evaluated": "prompt cached", "present": "prompt ready",
+                     "stopped": "prompt stopped"}.get(str((message.report or {}).get("status")))
+            ready = f"ready ({short})" if short else "ready"
             self.status.change(phase=ready)
 
     def on_model_missing(self, message: msg.ModelMissing) -> None:
@@ -600,7 +604,12 @@ class ApplianceApp(App):
     def on_checks_done(self, message: msg.ChecksDone) -> None:
         self.checks_panel.show_findings(message.findings)
         if not self._checks_seen and has_problems(message.findings):
-            self.checks_panel.display = True  # the first check found something: show it once
+            # the first check found something: show it once, without taking the focus from
+            # whatever the person is doing (typing a question, or in the command palette)
+            focused = self.focused
+            self.checks_panel.display = True
+            if focused is not None and self.focused is not focused:
+                focused.focus()
         self._checks_seen = True
 
     def action_toggle_checks(self) -> None:
