@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn, Sequence
+from typing import Sequence
 
 from appliance import __version__
 from appliance.commands import COMMAND_MODULES

@@ -61,7 +61,7 @@ from appliance.agent.settings import EngineSettings
 from appliance.agent.snapshot import SELF_LABEL, take_snapshot
 from appliance.errors import ApplianceError
 from appliance.llm.base import ChatModel, Generation, GenerationStats, Message
-from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, OK, PARTIAL, TIMEOUT, Registry
+from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, OK, PARTIAL, Registry
 
 Ask = Callable[[str], "str | None"]
 Snapshot = Callable[[frozenset], Mapping[str, Any]]

@@ -169,9 +169,5 @@ def finding_fields(finding: Finding) -> dict[str, Any]:
     return out
 
 
-def evidence_lines(evidence: Evidence) -> list[str]:
-    return [f.line() for f in evidence.shown()]
-
-
-__all__ = ["Evidence", "EvidenceSource", "Look", "MachineEvidence", "NoEvidence", "evidence_lines",
+__all__ = ["Evidence", "EvidenceSource", "Look", "MachineEvidence", "NoEvidence",
            "finding_fields", "findings_text", "named_paths", "plan_look"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from appliance.agent.actions import ASK_USER, FINISH, RESULT_FIELDS
 from appliance.agent.observe import clean

@@ -4,8 +4,6 @@ Thresholds: docs/analyzers.md."""
 
 from __future__ import annotations
 
-import psutil
-
 from appliance.analyzers.base import CRITICAL, OK, UNKNOWN, WARNING, Finding
 from appliance.analyzers.readings import Readings
 from appliance.tools.sensors import read_sensor

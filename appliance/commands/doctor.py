@@ -14,7 +14,6 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
 from urllib.parse import quote
 
 from appliance.commands.common import add_common_options

@@ -7,7 +7,6 @@ catalog model's, it is installed as that model.
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import functools
 import re
