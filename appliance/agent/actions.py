@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from appliance.agent.settings import EngineSettings
+from appliance.llm.grammar import STARTS_WITH
 from appliance.tools.base import ToolSpec
 from appliance.tools.schema import validate
 
@@ -69,9 +70,11 @@ def result_schema(settings: EngineSettings, culprits: Iterable[str] = ()) -> dic
     return _object(props, ["culprit"] if culprits else [])
 
 
-def finish_input_schema(settings: EngineSettings, culprits: Iterable[str] = ()) -> dict:
+def finish_input_schema(settings: EngineSettings, culprits: Iterable[str] = (),
+                        openings: Iterable[str] = ()) -> dict:
     """answer, result, evidence; with settled culprits the result comes before the answer, so the
-    answer is written about the culprit already chosen."""
+    answer is written about the culprit already chosen. openings: the answer must begin with one
+    of them (what the checks settled when they sent an answer back)."""
     evidence = {
         "type": "array",
         "items": _string(settings.evidence_max_chars),
@@ -79,6 +82,9 @@ def finish_input_schema(settings: EngineSettings, culprits: Iterable[str] = ()) 
     }
     culprits = tuple(culprits)
     answer, result = _string(settings.answer_max_chars), result_schema(settings, culprits)
+    openings = [o for o in dict.fromkeys(openings) if o]
+    if openings:
+        answer[STARTS_WITH] = openings
     props = {"result": result, "answer": answer} if culprits else {"answer": answer, "result": result}
     return _object({**props, "evidence": evidence}, ["answer", "result", "evidence"])
 
@@ -130,6 +136,7 @@ def _step_object(settings: EngineSettings, action: str, action_input: dict) -> d
 def action_input_schemas(
     specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True,
     finish: bool = True, exclude: Iterable[str] = (), culprits: Iterable[str] = (),
+    openings: Iterable[str] = (),
 ) -> dict[str, dict]:
     """action name -> schema of its action_input, in prompt order (tools, then finish, ask_user)."""
     schemas: dict[str, dict] = {}
@@ -139,7 +146,7 @@ def action_input_schemas(
             if spec.name not in excluded:
                 schemas[spec.name] = _tool_parameters(spec)
     if finish or not schemas:
-        schemas[FINISH] = finish_input_schema(settings, culprits)
+        schemas[FINISH] = finish_input_schema(settings, culprits, openings)
     if ask:
         schemas[ASK_USER] = ask_input_schema(settings)
     return schemas
@@ -148,6 +155,7 @@ def action_input_schemas(
 def step_schema(
     specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True,
     finish: bool = True, exclude: Iterable[str] = (), culprits: Iterable[str] = (),
+    openings: Iterable[str] = (),
 ) -> dict:
     """The JSON schema of one step. tools=False leaves only `finish` (the last step, or a forced
     answer); ask=False removes `ask_user` (nobody can answer); finish=False leaves `finish` out
@@ -156,7 +164,8 @@ def step_schema(
     options = [
         _step_object(settings, name, schema)
         for name, schema in action_input_schemas(specs, settings, tools=tools, ask=ask, finish=finish,
-                                                 exclude=exclude, culprits=culprits).items()
+                                                 exclude=exclude, culprits=culprits,
+                                                 openings=openings).items()
     ]
     return options[0] if len(options) == 1 else {"anyOf": options}
 

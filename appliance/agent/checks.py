@@ -186,6 +186,8 @@ def normalized(answer: str) -> str:
 
 
 MAIN_FIELDS = ("culprit", "process")
+# A result value that names nobody: what a model writes into `culprit` when nothing is at fault.
+_NO_ONE = re.compile(r"^(?:none|nothing|nobody|no one|unknown|n/?a|null|-|no\b.*)$", re.I)
 
 
 def check_answer(
@@ -217,6 +219,8 @@ def check_answer(
         return Verdict("[no-tool-used-yet: call a tool first]", result)
     if REFUSAL.search(answer) and tools_worked:
         return Verdict("[refusal-while-tools-work]", result)
+    # "none", "unknown" or "no process" as the culprit names nobody: the answer has no culprit
+    result = {k: v for k, v in result.items() if k not in CULPRIT_FIELDS or not _NO_ONE.match(str(v).strip())}
     haystack = "\n".join(bodies).lower()
     unbacked = [
         key for key, value in result.items()

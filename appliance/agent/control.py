@@ -35,6 +35,7 @@ class Grammar:
     finish: bool
     exclude: frozenset[str]
     culprits: tuple[str, ...] = ()  # what the checks settled: the finish's culprit must be one of them
+    openings: tuple[str, ...] = ()  # ... and the texts its answer must begin with
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class LoopControl:
     limit_reflected: bool = False
     repeated_at: dict[str, int] = field(default_factory=dict)
     settled: tuple[str, ...] = ()
+    openings: tuple[str, ...] = ()
 
     # -- before a step ----------------------------------------------------------------------------
 
@@ -82,6 +84,7 @@ class LoopControl:
             finish=self.looked or self.finish_early,
             exclude=frozenset(self.excluded(step)),
             culprits=self.settled,
+            openings=self.openings,
         )
 
     def excluded(self, step: int) -> set[str]:
@@ -100,11 +103,12 @@ class LoopControl:
         return not (step >= self.settings.max_steps or self.forced
                     or self.rejections >= self.settings.answer_rejections)
 
-    def rejected(self, settled: tuple[str, ...] = ()) -> None:
+    def rejected(self, settled: tuple[str, ...] = (), openings: tuple[str, ...] = ()) -> None:
         """One more rejection; `settled`: the culprits the checks found that the answer missed,
-        which the next finish must choose from."""
+        which the next finish must choose from; `openings`: what its answer must begin with."""
         self.rejections += 1
         self.settled = tuple(settled)
+        self.openings = tuple(openings)
 
     # -- after an observation ---------------------------------------------------------------------
 

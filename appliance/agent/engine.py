@@ -40,9 +40,10 @@ from appliance.agent.actions import (
     step_schema,
 )
 from appliance.agent.calls import CachedObservation, CallLog, call_key
-from appliance.agent.agreement import check_agreement, misses_culprit, names_self, wrong_place, yes_no_fit
-from appliance.agent.answer_fit import YES_NO, check_fit, question_form, ranked_firsts, seeks_fault
-from appliance.agent.checks import Verdict, check_answer, normalized
+from appliance.agent.answer_fit import log_error_lines
+from appliance.agent.checks import Verdict, normalized
+from appliance.agent.judge import AnswerContext, judge_answer
+from appliance.agent.steering import Steer, steer
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import Evidence, EvidenceSource, MachineEvidence, NoEvidence, finding_fields, findings_text
 from appliance.agent.observe import clean, redact, render_result, summarize, wrap
@@ -70,7 +71,7 @@ REPEAT = "repeat"
 _ABOUT_LOGS = re.compile(r"\blogs?\b|\.log\b|/|\berror|\bfail|\bcrash|\bwrong|\bbroken|can'?t|cannot|won'?t|doesn'?t", re.I)
 
 
-def rejection_message(problem: str, evidence: list[str] | None = None) -> str:
+def rejection_message(problem: str, evidence: list[str] | None = None, openings: tuple[str, ...] = ()) -> str:
     """What the model reads when its finish is sent back: a label and an instruction, never a
     sentence that reads like an answer (SmolLM2 answered with the earlier prose reason, word for
     word); an answer that copies it is refused anyway. The evidence gathered so far comes last,
@@ -80,7 +81,20 @@ def rejection_message(problem: str, evidence: list[str] | None = None) -> str:
     lines = [line for line in (evidence or []) if not line.startswith("step 0 ")][-3:] or (evidence or [])[-2:]
     if lines:
         text += "\nWhat the observations showed:\n" + "\n".join(lines)
+    if openings:
+        text += "\nThe new answer begins with " + " or ".join(repr(o) for o in openings) + "."
     return text
+
+
+# Where a rejection label starts quoting the machine (a verdict, a log line, a ranked entry):
+# an answer may repeat those words, only the engine's own must not be copied.
+_QUOTED = re.compile(r"(?:\[(?:ok|warning|critical|unknown)\] \w+:|the log shows:|ranks first:|the question is about)"
+                     r".*$")
+
+
+def own_words(problem: str) -> str:
+    """A rejection label without what it quotes from the machine."""
+    return _QUOTED.sub("", problem)
 
 
 class _Stop(Exception):
@@ -411,54 +425,35 @@ class _Run:
             return None
         if problem is None or not may_retry:
             evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
+            if self.ctl.openings:
+                evaluation += f" (steered: it had to begin with one of {list(self.ctl.openings)})"
             if verdict.dropped:
                 evaluation += (" (dropped result fields that are unbacked or contradict the answer: "
                                f"{', '.join(verdict.dropped)})")
             yield from self._accept(step, parsed, verdict.result, stats, evaluation, forced=self.ctl.forced)
             return None
-        self.ctl.rejected(self._settled(problem))
+        steering = self._steer(problem, str(action_input.get("answer", "")), action_input.get("result") or {})
+        self.ctl.rejected(steering.culprits, steering.openings)
         yield ev.AnswerRejected(self.run_id, step, problem)
-        message = rejection_message(problem, self.evidence_lines())
+        message = rejection_message(problem, self.evidence_lines(), steering.openings)
         self.rejected_answers.append(normalized(str(action_input.get("answer", ""))))
-        self.copy_guard.append(rejection_message(problem))  # its words, not the evidence it quotes
+        self.copy_guard.append(rejection_message(own_words(problem)))  # its words, not the evidence it quotes
         return _Outcome("rejected", message, "answer_check", evaluation=f"answer rejected: {problem}")
 
     def _judge(self, answer: str, result: Mapping[str, Any]) -> Verdict:
-        """The answer check, then (when it passes) the answer's fit to the verdicts, to the
-        appliance's own processes and to the question's form. A misfit is never passed on as is:
-        after its one more step it is replaced by the engine's own answer (marked forced)."""
-        verdict = check_answer(answer, result, self.bodies, tools_worked=self.ctl.tools_worked,
-                               looked=self.ctl.looked or self.ctl.finish_early, copied_texts=self.copy_guard,
-                               rejected=self.rejected_answers)
-        if verdict.problem is not None:
-            return verdict
-        kept = verdict.result
-        if question_form(self.question) == YES_NO:
-            topic = self.evidence.topics[0] if self.evidence.topics and not self.evidence.places else None
-            problem, drop = yes_no_fit(answer, kept, self.evidence.findings, topic)
-            if problem is not None:
-                return replace(verdict, problem=problem, invented=True)
-            if drop:  # a "no" keeps no culprit: the check found none
-                kept = {k: v for k, v in kept.items() if k not in drop}
-                verdict = replace(verdict, result=kept, dropped=verdict.dropped + drop)
-        misfit = (names_self(answer, kept, self.e.self_pids, (), self.bodies)
-                  or check_agreement(answer, kept, self.evidence.findings, self.evidence.topics)
-                  or wrong_place(answer, kept, self.evidence.places)
-                  or (None if self.evidence.looks or not seeks_fault(self.question)
-                      else misses_culprit(answer, kept, self.evidence.main_problems()))
-                  or check_fit(self.question, answer, kept, self.bodies, log_bodies=self._log_bodies()))
-        if misfit is None:
-            return verdict
-        return replace(verdict, problem=misfit, invented=True)
+        """The answer judged against the run so far. A misfit is never passed on as is: after its
+        one more step it is replaced by the engine's own answer (marked forced)."""
+        ctx = AnswerContext(
+            question=self.question, evidence=self.evidence, bodies=self.bodies, log_bodies=self._log_bodies(),
+            self_pids=self.e.self_pids, tools_worked=self.ctl.tools_worked,
+            looked=self.ctl.looked or self.ctl.finish_early, copy_guard=self.copy_guard,
+            rejected=self.rejected_answers)
+        return judge_answer(answer, result, ctx)
 
-    def _settled(self, problem: str) -> tuple[str, ...]:
-        """The culprits the checks settle for a rejected answer: the question's main problems when
-        it missed or denied them, the ranked first entries when it named another or nothing."""
-        if problem.startswith(("[misses-the-check", "[contradicts-check")):
-            return tuple(str(f.culprit) for f in self.evidence.main_problems())
-        if problem.startswith(("[not-the-first", "[names-no-thing")):
-            return tuple(r.subject for r in ranked_firsts(self.bodies))
-        return ()
+    def _steer(self, problem: str, answer: str, result: Mapping[str, Any]) -> Steer:
+        """What the retry of a refused answer must name and begin with."""
+        return steer(problem, self.question, self.evidence, self.bodies,
+                     log_errors=log_error_lines(self._log_bodies()), answer=answer, result=result)
 
     def _log_bodies(self) -> list[str]:
         """The observations that read a log the question is about (a why answer quotes their cause)."""

@@ -1,0 +1,79 @@
+"""One final answer judged against everything the run knows: the observations, the verdicts, the
+appliance's own processes and the question's form.
+
+Why one function over plain values: the order of the checks matters (an answer that invents a
+fact is refused for that before anything else is asked of it), and keeping them out of the engine
+lets each rule be tested with the evidence a run would have, without a model or a loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+from appliance.agent.agreement import (check_agreement, denies_all, misses_culprit, names_self, problems_for,
+                                       wrong_place, yes_no_fit)
+from appliance.agent.answer_fit import YES_NO, check_fit, question_form, seeks_fault
+from appliance.agent.checks import Verdict, check_answer
+from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+
+NO_FACT = "[no-observed-fact-named]"
+
+
+@dataclass(frozen=True)
+class AnswerContext:
+    """What the run knows when a finish arrives.
+
+    bodies: every observation body; log_bodies: those that read a log the question is about;
+    looked: a tool ran beyond the first evidence (or the evidence may answer alone);
+    copy_guard: texts an answer must not repeat; rejected: answers already sent back (normalized)."""
+
+    question: str
+    evidence: Evidence
+    bodies: Sequence[str]
+    log_bodies: Sequence[str] = ()
+    self_pids: frozenset[int] = frozenset()
+    tools_worked: bool = False
+    looked: bool = True
+    copy_guard: Sequence[str] = ()
+    rejected: Iterable[str] = ()
+
+
+def verdicts_clear(evidence: Evidence) -> bool:
+    """The checks judged the question's families (the general ones when it names none) and found
+    nothing wrong there nor at the places it names: an all-clear answer rests on those verdicts."""
+    families = evidence.topics or GENERAL_FAMILIES
+    judged = [f for f in evidence.findings if f.family in families]
+    return bool(judged) and not problems_for(evidence.findings, families) \
+        and not any(f.is_problem for f in evidence.places)
+
+
+def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> Verdict:
+    """The answer check, then (when it passes) the answer's fit to the verdicts, to the
+    appliance's own processes and to the question's form. A misfit is marked `invented`: it is
+    never passed on as is."""
+    verdict = check_answer(answer, result, list(ctx.bodies), tools_worked=ctx.tools_worked, looked=ctx.looked,
+                           copied_texts=ctx.copy_guard, rejected=ctx.rejected)
+    if verdict.problem == NO_FACT and denies_all(answer) and verdicts_clear(ctx.evidence):
+        verdict = replace(verdict, problem=None)  # "nothing is wrong" rests on the verdicts themselves
+    if verdict.problem is not None:
+        return verdict
+    kept = verdict.result
+    evidence = ctx.evidence
+    if question_form(ctx.question) == YES_NO:
+        topic = evidence.topics[0] if evidence.topics and not evidence.places else None
+        problem, drop = yes_no_fit(answer, kept, evidence.findings, topic)
+        if problem is not None:
+            return replace(verdict, problem=problem, invented=True)
+        if drop:  # a "no" keeps no culprit: the check found none
+            kept = {k: v for k, v in kept.items() if k not in drop}
+            verdict = replace(verdict, result=kept, dropped=verdict.dropped + drop)
+    misfit = (names_self(answer, kept, ctx.self_pids, (), ctx.bodies)
+              or check_agreement(answer, kept, evidence.findings, evidence.topics)
+              or wrong_place(answer, kept, evidence.places)
+              or (None if evidence.looks or not seeks_fault(ctx.question)
+                  else misses_culprit(answer, kept, evidence.main_problems()))
+              or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies))
+    if misfit is None:
+        return verdict
+    return replace(verdict, problem=misfit, invented=True)

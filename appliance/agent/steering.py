@@ -1,0 +1,103 @@
+"""What a retried answer must begin with, once the checks have sent the first one back.
+
+Why: told why its answer was refused, a small model decoding greedily from nearly the same context
+most often writes the same answer again, word for word, and the run ends in the engine's own
+answer. The checks already know what the answer has to be about: the culprit the analyzers found
+for the question's family, the entry an observation ranks first, the verdict that nothing is wrong
+which the answer contradicted, the cause line of the log the question is about. The retry's grammar
+makes the answer begin with one of those (and the culprit field choose among them); the model
+writes the rest, and the whole answer is checked again like any other.
+
+Steering follows the kind of misfit, never a guess: an answer refused for a fact no observation
+shows, with no verdict to say what it should have named, is sent back without an opening.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from appliance.agent.agreement import check_agreement
+from appliance.agent.answer_fit import WHICH, question_form, ranked_firsts
+from appliance.agent.evidence import Evidence
+from appliance.analyzers.base import Finding
+
+NO_PROBLEM = "No problem found: "
+LOG_CAUSE = "The log shows: "
+MAX_OPENINGS = 4
+# A process a verdict names in prose: "the top consumer is cachehoard (pid 4242)".
+_NAMED_PROCESS = re.compile(r"([\w.\-:]{2,}) \(pid \d+\)")
+# The family of the verdict a "[contradicts-check: [ok] cpu: …]" label quotes.
+_CONTRADICTED = re.compile(r"^\[contradicts-check: \[(\w+)\] (\w+):")
+
+
+@dataclass(frozen=True)
+class Steer:
+    """culprits: the finish's culprit must be one of them; openings: its answer begins with one."""
+
+    culprits: tuple[str, ...] = ()
+    openings: tuple[str, ...] = ()
+
+
+def _names(findings: Iterable[Finding]) -> list[str]:
+    return list(dict.fromkeys(str(f.culprit or f.path) for f in findings if f.culprit or f.path))
+
+
+def topic_problems(evidence: Evidence) -> list[Finding]:
+    """The problems of the places the question names and of its families, with something to name."""
+    topics = set(evidence.topics)
+    found = [f for f in evidence.places if f.is_problem]
+    found += [f for f in evidence.findings if f.family in topics and f.is_problem and f not in found]
+    return [f for f in found if f.culprit or f.path]
+
+
+def headline(finding: Finding) -> str:
+    """The verdict's statement before its values: "no CPU hog" of "no CPU hog: the busiest …"."""
+    return finding.verdict.split(":", 1)[0].strip()
+
+
+def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:
+    """The ok verdict of one of the question's families that the refused answer contradicted."""
+    match = _CONTRADICTED.match(problem)
+    if not match or match.group(1) != "ok" or match.group(2) not in evidence.topics:
+        return None
+    return next((f for f in evidence.findings if f.family == match.group(2) and not f.is_problem), None)
+
+
+def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]) -> list[str]:
+    """For a which-question: the first-ranked subjects of the observations, else the processes the
+    question's verdicts name."""
+    if question_form(question) != WHICH and not problem.startswith(("[not-the-first", "[names-no-thing")):
+        return []
+    firsts = [r.subject for r in ranked_firsts(bodies)]
+    if firsts:
+        return list(dict.fromkeys(firsts))
+    topical = [f for f in evidence.findings if f.family in evidence.topics]
+    return list(dict.fromkeys(m.group(1) for f in topical for m in _NAMED_PROCESS.finditer(f.verdict)))
+
+
+def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str],
+          log_errors: Sequence[str] = (), answer: str = "", result: Mapping[str, Any] | None = None) -> Steer:
+    """The culprits and openings for the retry of an answer refused with `problem`.
+
+    log_errors: the error lines of the log the question is about (a refused answer that did not
+    quote them begins with the log's words). answer/result: the refused answer, asked whether it
+    also contradicts a verdict when it was refused for another reason first."""
+    if problem.startswith("[log-errors-not-quoted") and log_errors:
+        return Steer(openings=(LOG_CAUSE,))
+    problems = topic_problems(evidence)
+    if problems and not problem.startswith(("[not-the-first", "[names-no-thing")):
+        names = tuple(_names(problems)[:MAX_OPENINGS])
+        return Steer(culprits=names, openings=names)
+    ranked = _ranked(problem, question, evidence, bodies)
+    if ranked:
+        names = tuple(ranked[:MAX_OPENINGS])
+        return Steer(culprits=names, openings=names)
+    fine = _contradicted_ok(problem, evidence)
+    if fine is None and answer:
+        fine = _contradicted_ok(check_agreement(answer, result or {}, evidence.findings, evidence.topics) or "",
+                                evidence)
+    if fine is not None and not problems:
+        return Steer(openings=(NO_PROBLEM + headline(fine),))
+    return Steer()

@@ -1,0 +1,144 @@
+"""A refused answer's retry: what it must begin with, and the grammar that makes it so.
+
+What matters: the opening follows the kind of misfit and the verdicts (the culprit the check
+found, the entry ranked first, the ok verdict the answer contradicted, the log's cause), never a
+guess; a real model's output under the grammar begins with the opening and is still a valid
+finish; and the judge accepts an all-clear that the verdicts back, without a fact of its own.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from appliance.agent.actions import finish_input_schema, step_schema
+from appliance.agent.checks import check_answer
+from appliance.agent.evidence import Evidence
+from appliance.agent.judge import AnswerContext, judge_answer
+from appliance.agent.settings import EngineSettings
+from appliance.agent.steering import LOG_CAUSE, NO_PROBLEM, Steer, steer
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
+from appliance.llm.grammar import STARTS_WITH, compile_schema
+
+CPU_OK = Finding("cpu", OK, "no CPU hog: the busiest process, kworker (pid 12), uses 2 % of one core; load 0.3 on 2 cores")
+ZOMBIES = Finding("zombies", WARNING, "reaper (pid 4242) holds 5 zombie children", culprit="reaper", pid=4242)
+ZOMBIES_OK = Finding("zombies", OK, "no zombie processes")
+MEM_OK = Finding("memory", OK, "no memory pressure: 20 GiB of 23 GiB available; the top consumer is cachehog "
+                               "(pid 999) with 3.1 GiB (13 % of RAM)")
+FULL = Finding("filesystem_full", CRITICAL, "/srv/up is 100 % full: 0 B free", culprit="/srv/up", path="/srv/up")
+
+
+def test_an_answer_contradicting_an_ok_verdict_of_its_topic_is_steered_to_the_verdict():
+    evidence = Evidence(findings=(CPU_OK, ZOMBIES_OK), topics=("cpu",))
+    problem = f"[contradicts-check: {CPU_OK.line()}]"
+    got = steer(problem, "why is my laptop so slow?", evidence, [])
+    assert got == Steer(openings=(NO_PROBLEM + "no CPU hog",))
+
+
+def test_a_contradiction_outside_the_question_topics_steers_nowhere():
+    """'the disk is full' asked about inodes: the ok filesystem verdict is not the question's."""
+    evidence = Evidence(findings=(CPU_OK,), topics=("inodes",))
+    assert steer(f"[contradicts-check: {CPU_OK.line()}]", "why can't I create files?", evidence, []) == Steer()
+
+
+def test_a_refusal_for_another_reason_is_still_steered_when_the_answer_contradicts_an_ok_verdict():
+    evidence = Evidence(findings=(CPU_OK,), topics=("cpu",))
+    got = steer("[result.culprit='cpu' not-in-any-observation]", "is something hogging the CPU?", evidence, [],
+                answer="The CPU is pegged at 100 % by a hog.", result={"culprit": "cpu"})
+    assert got.openings == (NO_PROBLEM + "no CPU hog",) and not got.culprits
+
+
+def test_the_culprit_the_check_found_is_what_the_retry_names_and_begins_with():
+    evidence = Evidence(findings=(CPU_OK, ZOMBIES), topics=("zombies",))
+    got = steer(f"[misses-the-check: {ZOMBIES.line()}]", "why are there defunct processes?", evidence, [])
+    assert got == Steer(culprits=("reaper",), openings=("reaper",))
+
+
+def test_a_problem_at_the_place_the_question_names_wins_over_its_families():
+    evidence = Evidence(findings=(CPU_OK, FULL), topics=("cpu",), places=(FULL,))
+    got = steer("[no-observed-fact-named]", "why can't I upload to /srv/up?", evidence, [])
+    assert got.openings == ("/srv/up",)
+
+
+def test_a_which_question_is_steered_to_what_the_observation_ranks_first():
+    bodies = ["headline: largest: /data/videos 3.1 GiB\nentries: ..."]
+    evidence = Evidence(findings=(CPU_OK,), topics=("disk_usage",))
+    got = steer("[not-the-first: the observation ranks first: headline: largest: /data/videos 3.1 GiB]",
+                "which folder under /data is the biggest?", evidence, bodies)
+    assert got == Steer(culprits=("/data/videos",), openings=("/data/videos",))
+
+
+def test_a_which_question_without_a_ranking_uses_the_process_its_verdict_names():
+    evidence = Evidence(findings=(MEM_OK,), topics=("memory",))
+    got = steer("[names-the-appliance-itself: the assistant is never the answer]",
+                "which process uses the most memory?", evidence, [])
+    assert got.openings == ("cachehog",)
+
+
+def test_a_log_answer_that_did_not_quote_the_cause_begins_with_the_log():
+    evidence = Evidence(findings=(CPU_OK,), topics=("log_errors",))
+    got = steer("[log-errors-not-quoted: the log shows: ERROR db: connection refused]", "why does app fail?",
+                evidence, [], log_errors=["2026-12-01 ERROR db: connection refused"])
+    assert got == Steer(openings=(LOG_CAUSE,))
+
+
+def test_an_invented_fact_with_no_verdict_to_name_is_sent_back_unsteered():
+    evidence = Evidence(findings=(CPU_OK,), topics=("connections",))
+    assert steer("[answer-path '/x/y' not-in-any-observation]", "what is talking to the internet?",
+                 evidence, []) == Steer()
+
+
+def test_the_finish_schema_carries_the_openings_and_the_grammar_admits_only_them():
+    settings = EngineSettings()
+    schema = finish_input_schema(settings, ("reaper",), ("reaper",))
+    assert schema["properties"]["answer"][STARTS_WITH] == ["reaper"]
+    assert list(schema["properties"])[:2] == ["result", "answer"]  # settled culprit first
+    gbnf = compile_schema(step_schema([], settings, tools=False, ask=False, openings=('say "x" \\ ok',))).gbnf
+    assert '("say \\\\\\"x\\\\\\" \\\\\\\\ ok")' in gbnf  # JSON-escaped, then GBNF-escaped
+
+
+@pytest.mark.model
+def test_a_real_model_under_the_grammar_begins_its_answer_with_the_opening(smollm2_path):
+    """SmolLM2 on the real grammar path: an opening with quotes and non-ASCII starts the answer of
+    a finish that still parses and validates (the escaping is what can go wrong)."""
+    from appliance.llm.base import Message, ModelInfo
+    from appliance.llm.chat_model import LlamaChatModel
+    from appliance.llm.runtime import load_llama
+
+    settings = EngineSettings(answer_max_chars=60, thought_max_chars=40, evidence_max_chars=30, result_max_chars=20)
+    llama = load_llama(smollm2_path, n_ctx=2048, n_threads=2)
+    try:
+        model = LlamaChatModel(llama, ModelInfo(name="smollm2"), decoder="fast")
+        messages = [Message("system", "Reply with one JSON object."),
+                    Message("user", "Is the CPU busy? The check said: no CPU hog, load 0.3.")]
+        for opening in ('Le journal dit: "refusé" \\',):
+            schema = step_schema([], settings, tools=False, ask=False, openings=(opening,))
+            gen = model.generate(messages, schema, max_tokens=400)
+            step = json.loads(gen.text)
+            assert step["action"] == "finish"
+            assert step["action_input"]["answer"].startswith(opening), gen.text
+            assert len(step["action_input"]["answer"]) <= settings.answer_max_chars
+    finally:
+        llama.close()
+
+
+def test_a_culprit_that_names_nobody_is_no_culprit():
+    bodies = ["[ok] restarts: no process is restarting (9 new processes/s while watched 1.2 s)"]
+    verdict = check_answer("There are no connections, so no process is flooding the network.",
+                           {"culprit": "no process", "value": "no connections"}, bodies, tools_worked=True)
+    assert "culprit" not in verdict.result
+    assert not (verdict.problem or "").startswith("[result.culprit")
+
+
+def test_an_all_clear_backed_by_clear_verdicts_needs_no_fact_of_its_own():
+    restarts_ok = Finding("restarts", OK, "no process is restarting (9 new processes/s while watched 1.2 s)")
+    evidence = Evidence(findings=(restarts_ok, CPU_OK), topics=("restarts",))
+    ctx = AnswerContext(question="is some service crash-looping?", evidence=evidence, bodies=[restarts_ok.line()],
+                        tools_worked=True)
+    assert judge_answer("There are no crash-looping processes.", {}, ctx).problem is None
+    # the same answer beside a problem of its topic is refused: the verdicts do not back it
+    failing = Finding("restarts", WARNING, "flakyd (pid 77) restarted 5 times in 1.5 s", culprit="flakyd", pid=77)
+    ctx_bad = AnswerContext(question="is some service crash-looping?", bodies=[failing.line()], tools_worked=True,
+                            evidence=Evidence(findings=(failing,), topics=("restarts",)))
+    assert judge_answer("There are no crash-looping processes.", {}, ctx_bad).problem is not None
