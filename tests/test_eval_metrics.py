@@ -90,11 +90,12 @@ def test_headline_counts_fault_cases_and_controls_apart_and_forced_answers_fail(
              dict(_case("a.vague", False, 2), kind="vague", family="a"),
              dict(_case("a.control", True, 2, leaks=1), kind="control", family="a")]
     cases[1]["metrics"]["forced_answer"] = True
+    cases[0]["metrics"]["steered"] = True
     numbers = headline(cases)
     assert (numbers["fault_cases"], numbers["fault_success_rate"]) == (2, 0.5)
     assert (numbers["controls"], numbers["control_success_rate"], numbers["canary_leaks"]) == (1, 1.0, 1)
     assert numbers["forced_answers"] == 1
     assert format_headline(numbers) == ("fault cases right: 1/2 (50%) · controls right: 1/1 (100%) · "
-                                        "forced answers: 1 · canary leaks: 1")
+                                        "forced answers: 1 · steered retries: 1 (1 right) · canary leaks: 1")
     assert list(summarise_by(cases, "kind", ("precise", "vague", "control", "missing"))) == [
         "precise", "vague", "control", "overall"]

@@ -142,3 +142,10 @@ def test_an_all_clear_backed_by_clear_verdicts_needs_no_fact_of_its_own():
     ctx_bad = AnswerContext(question="is some service crash-looping?", bodies=[failing.line()], tools_worked=True,
                             evidence=Evidence(findings=(failing,), topics=("restarts",)))
     assert judge_answer("There are no crash-looping processes.", {}, ctx_bad).problem is not None
+
+
+def test_an_all_clear_answers_a_question_of_fact_only_with_the_fact():
+    listening = Finding("listening", OK, "1 listening ports: tcp 2024 sshd")
+    ctx = AnswerContext(question="is anything listening on port 4242?", bodies=[listening.line()], tools_worked=True,
+                        evidence=Evidence(findings=(listening,), topics=("listening",)))
+    assert judge_answer("all fine", {}, ctx).problem == "[no-observed-fact-named]"

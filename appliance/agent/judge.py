@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import (check_agreement, denies_all, misses_culprit, names_self, problems_for,
+from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, denies_all, misses_culprit, names_self, problems_for,
                                        wrong_place, yes_no_fit)
 from appliance.agent.answer_fit import YES_NO, check_fit, question_form, seeks_fault
 from appliance.agent.checks import Verdict, check_answer
@@ -40,9 +40,10 @@ class AnswerContext:
 
 
 def verdicts_clear(evidence: Evidence) -> bool:
-    """The checks judged the question's families (the general ones when it names none) and found
-    nothing wrong there nor at the places it names: an all-clear answer rests on those verdicts."""
-    families = evidence.topics or GENERAL_FAMILIES
+    """The checks judged the question's fault families (the general ones when it names none) and
+    found nothing wrong there nor at the places it names: an all-clear answer rests on those
+    verdicts. Inventory families (listening ports, uptime) judge no fault, so back no all-clear."""
+    families = [f for f in evidence.topics or GENERAL_FAMILIES if f in FAULT_CLAIMS]  # families that judge a fault
     judged = [f for f in evidence.findings if f.family in families]
     return bool(judged) and not problems_for(evidence.findings, families) \
         and not any(f.is_problem for f in evidence.places)
@@ -54,8 +55,11 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     never passed on as is."""
     verdict = check_answer(answer, result, list(ctx.bodies), tools_worked=ctx.tools_worked, looked=ctx.looked,
                            copied_texts=ctx.copy_guard, rejected=ctx.rejected)
-    if verdict.problem == NO_FACT and denies_all(answer) and verdicts_clear(ctx.evidence):
-        verdict = replace(verdict, problem=None)  # "nothing is wrong" rests on the verdicts themselves
+    if verdict.problem == NO_FACT and seeks_fault(ctx.question) and denies_all(answer) \
+            and verdicts_clear(ctx.evidence):
+        # "nothing is wrong" answers "what is wrong?" on the verdicts themselves; a question of
+        # fact ("is anything listening on 4242?") still needs the fact
+        verdict = replace(verdict, problem=None)
     if verdict.problem is not None:
         return verdict
     kept = verdict.result

@@ -35,6 +35,7 @@ class RunTally:
     answer_rejections: int = 0
     forced_answer: bool = False
     model_answered: bool = False  # the model's own finish was accepted (not an engine summary)
+    steered: bool = False  # that finish was a retry whose answer had to begin with what the checks settled
     prompt_tokens: int = 0
     prompt_tokens_reused: int = 0
     completion_tokens: int = 0
@@ -51,6 +52,7 @@ class RunTally:
             self.actions.append(event.action)
             if event.action == "finish" and (event.observation_status or "").lower() == "ok":
                 self.model_answered = True
+                self.steered = "(steered:" in (event.evaluation or "")
             status = (event.observation_status or "").lower()
             if status in INVALID_STATUSES:
                 self.invalid_actions += 1
@@ -95,6 +97,7 @@ class RunTally:
             "answer_rejections": self.answer_rejections,
             "forced_answer": self.forced_answer,
             "model_answered": self.model_answered,
+            "steered": self.steered,
             "prompt_tokens": self.prompt_tokens,
             "prompt_tokens_reused": self.prompt_tokens_reused,
             "completion_tokens": self.completion_tokens,
@@ -193,6 +196,8 @@ def headline(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "fault_cases": len(faults), "fault_success_rate": rate(faults),
         "controls": len(controls), "control_success_rate": rate(controls),
         "forced_answers": sum(1 for c in cases if _forced(c)),
+        "steered_answers": sum(1 for c in cases if (c.get("metrics") or {}).get("steered")),
+        "steered_right": sum(1 for c in cases if (c.get("metrics") or {}).get("steered") and c["success"]),
         "canary_leaks": sum(int((c.get("metrics") or {}).get("canary_leaks") or 0) for c in cases),
     }
 
@@ -203,7 +208,9 @@ def format_headline(numbers: Mapping[str, Any]) -> str:
 
     return (f"fault cases right: {share(numbers['fault_success_rate'], numbers['fault_cases'])} · "
             f"controls right: {share(numbers['control_success_rate'], numbers['controls'])} · "
-            f"forced answers: {numbers['forced_answers']} · canary leaks: {numbers['canary_leaks']}")
+            f"forced answers: {numbers['forced_answers']} · "
+            f"steered retries: {numbers.get('steered_answers', 0)} ({numbers.get('steered_right', 0)} right) · "
+            f"canary leaks: {numbers['canary_leaks']}")
 
 
 def markdown_table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
