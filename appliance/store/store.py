@@ -140,9 +140,9 @@ class Store(EvalTables):
     def _insert_step(self, event: StepRecorded) -> None:
         step = StepRecord.from_event(event)
         stored = dataclasses.replace(
-            step, thought=_redact(step.thought), action_input=redact_value(step.action_input),
-            observation=cap_text(_redact(step.observation)),
-            observation_summary=cap_text(_redact(step.observation_summary), 2000),
+            step, thought=redact(step.thought), action_input=redact_value(step.action_input),
+            observation=cap_text(redact(step.observation)),
+            observation_summary=cap_text(redact(step.observation_summary), 2000),
         )
         self.db["steps"].insert(stored.to_row(), alter=False)
 
