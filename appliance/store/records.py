@@ -29,6 +29,7 @@ from appliance.agent.events import StepRecorded
 from appliance.store.timefmt import iso
 
 OMIT_WHEN_NONE = {"omit_when_none": True}  # field metadata: left out of to_dict() when not loaded
+AS_INTEGER = {"as_integer": True}  # field metadata: a flag the JSON shape has always carried as 0/1
 
 
 def dumps(value: Any) -> str | None:
@@ -141,6 +142,8 @@ class Record:
             value = getattr(self, f.name)
             if value is None and f.metadata.get("omit_when_none"):
                 continue
+            if isinstance(value, bool) and f.metadata.get("as_integer"):
+                value = int(value)
             out[f.name] = _plain(value)
         return out
 
@@ -284,7 +287,7 @@ class RunRecord(Record):
     answer: str | None = None
     result: dict[str, Any] | None = None
     evidence: tuple[str, ...] | None = None
-    forced: bool | None = None
+    forced: bool | None = field(default=None, metadata=AS_INTEGER)
     error: str | None = None
     step_count: int = 0
     prompt_tokens: int = 0
