@@ -98,7 +98,7 @@ def test_what_the_server_is_sent(db, capsys):
 
 def only_runs_json(db) -> list:
     with open_store(db, readonly=True) as store:
-        return [store.get_run(r["id"]) for r in store.list_runs()]
+        return [store.get_run(r.id).to_dict() for r in store.list_runs()]
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command to make a certificate")

@@ -151,9 +151,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         store.close()
     rows = []
     for row in evals:
-        overall = (row.get("summary") or {}).get("overall", {}) if isinstance(row.get("summary"), dict) else {}
-        rows.append({"id": row["id"], "started_at": row["started_at"], "model": row["model"], "suite": row["suite"],
-                     "repeat": row["repeat"], "cases": overall.get("cases"), "success_rate": overall.get("success_rate")})
+        overall = row.summary.get("overall") or {}
+        rows.append({"id": row.id, "started_at": row.started_at, "model": row.model, "suite": row.suite,
+                     "repeat": row.repeat, "cases": overall.get("cases"), "success_rate": overall.get("success_rate")})
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
     elif not rows:

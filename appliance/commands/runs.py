@@ -13,7 +13,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from appliance.agent.events import RUN_STATUSES
 from appliance.agent.timing import runtime_line, timing_line
@@ -22,6 +22,7 @@ from appliance.config import resolve_paths
 from appliance.errors import UsageError
 from appliance.store import export as exporter
 from appliance.store import otlp
+from appliance.store.records import ReflectionRecord, RunRecord, StepRecord
 from appliance.store.store import Store, open_store
 from appliance.store.timefmt import parse_date
 
@@ -109,15 +110,15 @@ def _list(args: argparse.Namespace) -> int:
     runs = [] if store is None else _closing(store, lambda s: s.list_runs(
         limit=args.limit, status=args.status, search=args.search))
     if args.json:
-        print(json.dumps(runs, ensure_ascii=False, indent=2, default=str))
+        print(json.dumps([run.to_dict() for run in runs], ensure_ascii=False, indent=2, default=str))
         return 0
     if not runs:
         print("no runs recorded yet" if store is None and not (args.status or args.search)
               else "no runs match", f"({_db_path(args)})")
         return 0
     print(_table(["ID", "STARTED (UTC)", "HOST", "STATUS", "STEPS", "MODEL", "QUESTION"],
-                 [[r["id"][:12], _short_time(r["started_at"]), r.get("host") or "?", r["status"],
-                   str(r["step_count"]), r["model_name"], _one_line(r["question"], 50)] for r in runs]))
+                 [[r.id[:12], _short_time(r.started_at), r.host or "?", r.status,
+                   str(r.step_count), r.model_name, _one_line(r.question, 50)] for r in runs]))
     return 0
 
 
@@ -149,7 +150,7 @@ def _show(args: argparse.Namespace) -> int:
     store = _require_reader(args)
     run = _closing(store, lambda s: s.get_run(args.run_id))
     if args.json:
-        print(json.dumps(run, ensure_ascii=False, indent=2, default=str))
+        print(json.dumps(run.to_dict(), ensure_ascii=False, indent=2, default=str))
     else:
         print(render_run(run))
     return 0
@@ -162,65 +163,74 @@ def _require_reader(args: argparse.Namespace) -> Store:
     return store
 
 
-def render_run(run: dict[str, Any]) -> str:
+def render_run(run: RunRecord) -> str:
     """The whole trajectory as plain text, step by step (what `runs show` prints)."""
-    out: list[str] = []
-    head = f"Run {run['id']} · {run['status']} · {run['step_count']} steps"
-    if run.get("seconds") is not None:
-        head += f" · {run['seconds']:.1f} s"
-    out.append(head)
-    out.append(f"Started {run['started_at']}" + (f", ended {run['ended_at']}" if run.get("ended_at") else ""))
-    if run.get("host"):
-        out.append(f"Host: {run['host']}")
-    out.append(f"Question: {run['question']}")
-    size = f", {run['model_size'] / 1e6:.0f} MB" if run.get("model_size") else ""
-    sha = f", sha256 {run['model_sha256'][:16]}…" if run.get("model_sha256") else ""
-    out.append(f"Model: {run['model_name']}" + (f" ({run['model_path']}{size}{sha})" if run.get("model_path") else ""))
-    if run.get("settings"):
-        out.append("Settings: " + " ".join(f"{k}={v}" for k, v in run["settings"].items()))
-    out.append(f"Tokens: {run['prompt_tokens']} prompt evaluated, {run['prompt_tokens_reused']} reused, "
-               f"{run['completion_tokens']} completion · appliance {run.get('version') or '?'}")
-    if isinstance(run.get("timing"), dict) and run["timing"]:
-        out.append("Time: " + timing_line(run["timing"]))
-    if isinstance(run.get("runtime"), dict) and run["runtime"]:
-        out.append("Runtime: " + runtime_line(run["runtime"]))
-    for step in run.get("steps", []):
+    out = _run_header(run)
+    for step in run.steps or ():
         out.append("")
-        out.append(_step_header(step))
-        if step.get("thought"):
-            out.append(_field("Thought", step["thought"]))
-        action_input = json.dumps(step.get("action_input") or {}, ensure_ascii=False)
-        out.append(_field("Action", f"{step.get('action') or '?'} {action_input}"))
-        tool = f" ({step['tool_ms']:.0f} ms)" if step.get("tool_ms") else ""
-        out.append(_field(f"Observation [{step.get('observation_status') or '?'}]{tool}", step.get("observation") or ""))
-        if step.get("observation_summary"):
-            out.append(_field("Summary", step["observation_summary"]))
-        if step.get("reflection"):
-            reflection = step["reflection"]
-            text = " ".join(f"{k}={v}" for k, v in reflection.items()) if isinstance(reflection, dict) else str(reflection)
-            out.append(_field("Reflection", text))
-        if step.get("evaluation"):
-            out.append(_field("Evaluation", step["evaluation"]))
+        out.extend(_step_lines(step))
     out.append("")
-    if run.get("answer"):
-        out.append(_field("Answer", run["answer"]))
-    if run.get("result"):
-        out.append(_field("Result", json.dumps(run["result"], ensure_ascii=False, indent=2)))
-    if run.get("evidence"):
-        out.append(_field("Evidence", "\n".join(f"- {e}" for e in run["evidence"])))
-    if run.get("error"):
-        out.append(_field("Error", run["error"]))
+    if run.answer:
+        out.append(_field("Answer", run.answer))
+    if run.result:
+        out.append(_field("Result", json.dumps(run.result, ensure_ascii=False, indent=2)))
+    if run.evidence:
+        out.append(_field("Evidence", "\n".join(f"- {e}" for e in run.evidence)))
+    if run.error:
+        out.append(_field("Error", run.error))
     return "\n".join(out).rstrip()
 
 
-def _step_header(step: dict[str, Any]) -> str:
-    parts = [f"── Step {step['step']} · {step.get('at') or ''}"]
-    parts.append(f"{step.get('prompt_tokens') or 0} prompt tokens ({step.get('prompt_tokens_reused') or 0} reused), "
-                 f"{step.get('completion_tokens') or 0} completion")
-    if step.get("tokens_per_second"):
-        parts.append(f"{step['tokens_per_second']:.1f} tok/s")
-    if step.get("threads"):
-        parts.append(f"threads {step['threads']}/{step.get('threads_batch') or step['threads']}")
+def _run_header(run: RunRecord) -> list[str]:
+    head = f"Run {run.id} · {run.status} · {run.step_count} steps"
+    if run.seconds is not None:
+        head += f" · {run.seconds:.1f} s"
+    out = [head, f"Started {run.started_at}" + (f", ended {run.ended_at}" if run.ended_at else "")]
+    if run.host:
+        out.append(f"Host: {run.host}")
+    out.append(f"Question: {run.question}")
+    size = f", {run.model_size / 1e6:.0f} MB" if run.model_size else ""
+    sha = f", sha256 {run.model_sha256[:16]}…" if run.model_sha256 else ""
+    out.append(f"Model: {run.model_name}" + (f" ({run.model_path}{size}{sha})" if run.model_path else ""))
+    if run.settings:
+        out.append("Settings: " + " ".join(f"{k}={v}" for k, v in run.settings.items()))
+    out.append(f"Tokens: {run.prompt_tokens} prompt evaluated, {run.prompt_tokens_reused} reused, "
+               f"{run.completion_tokens} completion · appliance {run.version or '?'}")
+    if run.timing:
+        out.append("Time: " + timing_line(run.timing))
+    if run.runtime:
+        out.append("Runtime: " + runtime_line(run.runtime))
+    return out
+
+
+def _step_lines(step: StepRecord) -> list[str]:
+    out = [_step_header(step)]
+    if step.thought:
+        out.append(_field("Thought", step.thought))
+    out.append(_field("Action", f"{step.action or '?'} {json.dumps(step.action_input, ensure_ascii=False)}"))
+    tool = f" ({step.tool_ms:.0f} ms)" if step.tool_ms else ""
+    out.append(_field(f"Observation [{step.observation_status or '?'}]{tool}", step.observation))
+    if step.observation_summary:
+        out.append(_field("Summary", step.observation_summary))
+    if step.reflection:
+        out.append(_field("Reflection", _reflection_words(step.reflection)))
+    if step.evaluation:
+        out.append(_field("Evaluation", step.evaluation))
+    return out
+
+
+def _reflection_words(reflection: ReflectionRecord) -> str:
+    return " ".join(f"{k}={v}" for k, v in reflection.to_dict().items())
+
+
+def _step_header(step: StepRecord) -> str:
+    parts = [f"── Step {step.step} · {step.at}",
+             f"{step.prompt_tokens} prompt tokens ({step.prompt_tokens_reused} reused), "
+             f"{step.completion_tokens} completion"]
+    if step.tokens_per_second:
+        parts.append(f"{step.tokens_per_second:.1f} tok/s")
+    if step.threads:
+        parts.append(f"threads {step.threads}/{step.threads_batch or step.threads}")
     return " · ".join(parts)
 
 
@@ -237,9 +247,9 @@ def _field(label: str, text: str) -> str:
 def _export(args: argparse.Namespace) -> int:
     store = _require_reader(args)
 
-    def runs_of(s: Store) -> list[dict[str, Any]]:
+    def runs_of(s: Store) -> list[RunRecord]:
         if args.all:
-            return [s.get_run(r["id"]) for r in reversed(s.list_runs(limit=None))]
+            return [s.get_run(r.id) for r in reversed(s.list_runs(limit=None))]
         return [s.get_run(args.run_id)]
 
     runs = _closing(store, runs_of)
@@ -253,13 +263,13 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(runs: list[dict[str, Any]], stream: Any, args: argparse.Namespace) -> int:
+def _write(runs: list[RunRecord], stream: Any, args: argparse.Namespace) -> int:
     if args.format == "otlp":
         return otlp.write(runs, stream, anonymize=args.anonymize)
     return exporter.write(runs, stream, fmt=args.format, anonymize=args.anonymize)
 
 
-def _write_atomically(target: Path, runs: Iterable[dict[str, Any]], args: argparse.Namespace) -> int:
+def _write_atomically(target: Path, runs: list[RunRecord], args: argparse.Namespace) -> int:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent if str(target.parent) else ".")
     except OSError as exc:
@@ -298,22 +308,22 @@ def _stats(args: argparse.Namespace) -> int:
     store = _reader(args)
     rows = [] if store is None else _closing(store, lambda s: s.stats())
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps([row.to_dict() for row in rows], indent=2))
         return 0
     if not rows:
         print(f"no runs recorded yet ({_db_path(args)})")
         return 0
     print(_table(
         ["MODEL", "RUNS", "FINISHED", "MEAN STEPS", "MEAN TOKENS", "PROMPT REUSED", "TOK/S", "MEAN S"],
-        [[r["model"], str(r["runs"]), f"{100 * (r['finished_share'] or 0):.0f}%", f"{r['mean_steps'] or 0:.1f}",
-          f"{r['mean_tokens'] or 0:.0f}", _share(r["prompt_tokens_reused"], r["prompt_tokens"]),
-          f"{r['tokens_per_second'] or 0:.1f}", f"{r['mean_seconds'] or 0:.1f}"] for r in rows]))
+        [[r.model, str(r.runs), f"{100 * r.finished_share:.0f}%", f"{r.mean_steps:.1f}", f"{r.mean_tokens:.0f}",
+          _share(r.prompt_tokens_reused, r.prompt_tokens), f"{r.tokens_per_second or 0:.1f}",
+          f"{r.mean_seconds or 0:.1f}"] for r in rows]))
     return 0
 
 
-def _share(reused: int | None, evaluated: int | None) -> str:
-    total = (reused or 0) + (evaluated or 0)
-    return f"{100 * (reused or 0) / total:.0f}%" if total else "-"
+def _share(reused: int, evaluated: int) -> str:
+    total = reused + evaluated
+    return f"{100 * reused / total:.0f}%" if total else "-"
 
 
 # -- rm -----------------------------------------------------------------------------------------

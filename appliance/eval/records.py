@@ -27,27 +27,16 @@ def resolve_eval(store: Any, ref: str) -> int:
         evals = store.list_evals(limit=offset + 1)
         if len(evals) <= offset:
             raise UsageError(f"no {text} evaluation in the database")
-        return int(evals[offset]["id"])
+        return evals[offset].id
     if not text.isdigit():
         raise UsageError(f"not an evaluation id: {ref!r} (use a number from `appliance eval list`, or latest/previous)")
     return int(text)
 
 
 def load_eval(store: Any, eval_id: int) -> dict[str, Any]:
-    """The eval row and its cases, with success as a bool and metrics/summary as dicts."""
-    record = dict(store.get_eval(eval_id))
-    for key in ("settings", "summary"):
-        if not isinstance(record.get(key), dict):
-            record[key] = {}
-    cases = []
-    for case in record.get("cases", []):
-        case = dict(case)
-        case["success"] = bool(case.get("success"))
-        if not isinstance(case.get("metrics"), dict):
-            case["metrics"] = {}
-        cases.append(case)
-    record["cases"] = cases
-    return record
+    """The eval row and its cases as plain data (an EvalRecord's `to_dict()`: success a bool,
+    settings, summary and metrics dicts), the shape summaries and `eval compare` read."""
+    return store.get_eval(eval_id).to_dict()
 
 
 # -- canaries ---------------------------------------------------------------------------------

@@ -15,18 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import sqlite_utils
 
 from appliance.errors import StoreError
-from appliance.store.failures import READ_ONLY, message_for
+from appliance.store.failures import READ_ONLY, message_for, translate
 
 BUSY_TIMEOUT_MS = 3000
+
+T = TypeVar("T")
 
 
 def connect(path: Path, *, readonly: bool, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite_utils.Database:
@@ -79,6 +82,23 @@ def _quote_uri_path(path: Path) -> str:
     from urllib.parse import quote
 
     return quote(str(path.absolute()))
+
+
+def guarded(method: Callable[..., T]) -> Callable[..., T]:
+    """For a Store method: serialise access (one connection, several threads) and turn SQLite/OS
+    failures into the one-line StoreError for this database."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> T:
+        with self._lock:
+            if self.db is None:
+                raise StoreError(f"the run database {self.path} is closed")
+            try:
+                return method(self, *args, **kwargs)
+            except (sqlite3.Error, OSError) as exc:
+                raise translate(exc, self.path) from exc
+
+    return wrapper
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from typing import Any, Iterable, TextIO
 
 from appliance import __version__
 from appliance.store.anonymize import Identity, Masker
+from appliance.store.records import RunRecord
 from appliance.store.timefmt import iso
 from appliance.tools.redact import redact_value
 
@@ -20,26 +21,27 @@ FORMAT_NAME = "appliance-runs"
 FORMAT_VERSION = 1
 
 
-def prepare(runs: Iterable[dict[str, Any]], *, anonymize: bool, identity: Identity | None = None) -> list[dict[str, Any]]:
-    """The runs (each with its `steps`) as they go into the file: redacted again (a database written
+def prepare(runs: Iterable[RunRecord], *, anonymize: bool, identity: Identity | None = None) -> list[RunRecord]:
+    """The runs (each with its steps) as they go into the file: redacted again (a database written
     before a redaction rule existed must not carry the secret out), and masked when asked."""
-    runs = [redact_value(run) for run in runs]
-    if not anonymize:
-        return runs
-    masker = Masker(identity or Identity.of_this_machine())
-    masker.learn(runs)
-    out = []
-    for run in runs:
-        masked = masker.row({k: v for k, v in run.items() if k != "steps"})
-        masked["steps"] = [masker.row(step) for step in run.get("steps", [])]
-        out.append(masked)
-    return out
+    rows = [redact_value(run.to_dict()) for run in runs]
+    if anonymize:
+        masker = Masker(identity or Identity.of_this_machine())
+        masker.learn(rows)
+        rows = [_masked(masker, row) for row in rows]
+    return [RunRecord.from_row(row) for row in rows]
 
 
-def write(runs: Iterable[dict[str, Any]], stream: TextIO, *, fmt: str = "jsonl", anonymize: bool = False,
+def _masked(masker: Masker, run: dict[str, Any]) -> dict[str, Any]:
+    masked = masker.row({k: v for k, v in run.items() if k != "steps"})
+    masked["steps"] = [masker.row(step) for step in run.get("steps") or []]
+    return masked
+
+
+def write(runs: Iterable[RunRecord], stream: TextIO, *, fmt: str = "jsonl", anonymize: bool = False,
           identity: Identity | None = None) -> int:
     """Write the export to `stream`; returns the number of runs written."""
-    records = prepare(runs, anonymize=anonymize, identity=identity)
+    records = [run.to_dict() for run in prepare(runs, anonymize=anonymize, identity=identity)]
     if fmt == "jsonl":
         for record in records:
             stream.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")

@@ -12,19 +12,21 @@ id). Step rows get new row ids; their order and contents are kept.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from appliance.agent.events import INTERRUPTED, RUNNING
 from appliance.errors import UsageError
 from appliance.store.connection import transaction
 from appliance.store.export import FORMAT_NAME
 from appliance.store.failures import translate
-from appliance.store.store import JSON_COLUMNS, Store
+from appliance.store.records import RunRecord
+from appliance.store.store import Store
 
 
 @dataclass
@@ -35,7 +37,7 @@ class ImportResult:
     hosts: tuple[str, ...] = ()
 
 
-def read_export(path: Path) -> list[dict[str, Any]]:
+def read_export(path: Path) -> list[RunRecord]:
     """The runs of a JSON Lines or JSON export (`runs export`); a file that is neither is one line."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -57,26 +59,23 @@ def read_export(path: Path) -> list[dict[str, Any]]:
     for run in runs:
         if not isinstance(run, dict) or not all(k in run for k in ("id", "started_at", "question", "status")):
             raise UsageError(f"{path} holds a record that is not a run (it needs id, started_at, question, status)")
-    return runs
+    try:
+        return [RunRecord.from_row(run) for run in runs]
+    except (AttributeError, TypeError) as exc:  # e.g. steps that are not objects
+        raise UsageError(f"{path} is not an appliance runs export ({exc.__class__.__name__})") from None
 
 
-def import_runs(store: Store, runs: Iterable[dict[str, Any]], *, host: str | None = None) -> ImportResult:
-    """Insert `runs` (each with its `steps`) into the open writable `store`, one transaction each."""
+def import_runs(store: Store, runs: Iterable[RunRecord], *, host: str | None = None) -> ImportResult:
+    """Insert `runs` (each with its steps) into the open writable `store`, one transaction each."""
     if store.readonly or store.db is None:
         raise UsageError(f"the run database {store.path} is not open for writing")
     result = ImportResult()
     hosts: set[str] = set()
-    run_columns = _columns(store, "runs") - {"seq"}
-    step_columns = _columns(store, "steps") - {"id"}
     for run in runs:
-        row = _row("runs", run, run_columns)
-        row["host"] = host or run.get("host") or "unknown"
-        if row["status"] == RUNNING:
-            row["status"] = INTERRUPTED
-            row["error"] = row.get("error") or "the run was still going when it was exported"
+        run = _as_imported(run, host)
         try:
             with transaction(store.db):
-                outcome = _insert(store, row, run.get("steps") or [], step_columns)
+                outcome = _insert(store, run)
         except sqlite3.Error as exc:
             raise translate(exc, store.path) from exc
         if outcome == "skipped":
@@ -84,38 +83,30 @@ def import_runs(store: Store, runs: Iterable[dict[str, Any]], *, host: str | Non
             continue
         result.added += 1
         result.renamed += outcome == "renamed"
-        hosts.add(row["host"])
+        hosts.add(run.host or "unknown")
     result.hosts = tuple(sorted(hosts))
     return result
 
 
-def _insert(store: Store, row: dict[str, Any], steps: list[dict], step_columns: set[str]) -> str:
+def _as_imported(run: RunRecord, host: str | None) -> RunRecord:
+    """The host it was made on; a run exported while still going is an interrupted one here."""
+    run = dataclasses.replace(run, host=host or run.host or "unknown")
+    if run.status == RUNNING:
+        run = dataclasses.replace(run, status=INTERRUPTED,
+                                  error=run.error or "the run was still going when it was exported")
+    return run
+
+
+def _insert(store: Store, run: RunRecord) -> str:
     db = store.db
     outcome = "added"
-    same = db.execute("SELECT host, started_at FROM runs WHERE id = ?", [row["id"]]).fetchone()
+    same = db.execute("SELECT host, started_at FROM runs WHERE id = ?", [run.id]).fetchone()
     if same is not None:
-        if tuple(same) == (row["host"], row["started_at"]):
+        if tuple(same) == (run.host, run.started_at):
             return "skipped"
-        row["id"] = uuid.uuid4().hex
+        run = dataclasses.replace(run, id=uuid.uuid4().hex)
         outcome = "renamed"
-    db["runs"].insert(row, alter=False)
-    for step in steps:
-        step_row = _row("steps", step, step_columns)
-        step_row["run_id"] = row["id"]
-        db["steps"].insert(step_row, alter=False)
+    db["runs"].insert(run.to_row(), alter=False)
+    for step in run.steps or ():
+        db["steps"].insert(dataclasses.replace(step, run_id=run.id).to_row(), alter=False)
     return outcome
-
-
-def _columns(store: Store, table: str) -> set[str]:
-    return {column.name for column in store.db[table].columns}
-
-
-def _row(table: str, record: dict[str, Any], columns: set[str]) -> dict[str, Any]:
-    """The record's values for the table's columns, JSON columns encoded as the store keeps them."""
-    row = {}
-    for key in columns & record.keys():
-        value = record[key]
-        if key in JSON_COLUMNS.get(table, ()) and value is not None and not isinstance(value, str):
-            value = json.dumps(value, ensure_ascii=False, default=str)
-        row[key] = value
-    return row

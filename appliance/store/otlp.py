@@ -25,7 +25,7 @@ from typing import Any, Iterable, TextIO
 from appliance import __version__
 from appliance.store.anonymize import Identity
 from appliance.store.export import prepare
-from appliance.store.timefmt import epoch
+from appliance.store.records import RunRecord, StepRecord, epoch_of
 
 SPAN_KIND_INTERNAL = 1
 SPAN_KIND_CLIENT = 3
@@ -74,10 +74,10 @@ def attributes(pairs: dict[str, Any]) -> list[dict[str, Any]]:
     return [a for a in (attribute(k, v) for k, v in pairs.items()) if a is not None]
 
 
-def _span(run: dict, name: str, span_id: str, parent: str, kind: int, start: float, end: float,
+def _span(run: RunRecord, name: str, span_id: str, parent: str, kind: int, start: float, end: float,
           attrs: dict[str, Any], error: str = "") -> dict[str, Any]:
     span = {
-        "traceId": trace_id(run["id"]),
+        "traceId": trace_id(run.id),
         "spanId": span_id,
         "name": name,
         "kind": kind,
@@ -91,74 +91,70 @@ def _span(run: dict, name: str, span_id: str, parent: str, kind: int, start: flo
     return span
 
 
-def run_spans(run: dict[str, Any]) -> list[dict[str, Any]]:
+def run_spans(run: RunRecord) -> list[dict[str, Any]]:
     """The spans of one stored run (as `Store.get_run` returns it)."""
-    started = epoch(run["started_at"]) or 0.0
-    ended = epoch(run.get("ended_at")) or started + float(run.get("seconds") or 0.0)
-    root = _span_id(run["id"], "run")
-    model = run.get("model_name") or ""
-    failed = run.get("status") in ERROR_STATUSES
+    started = run.started_epoch
+    ended = run.ended_epoch or started + (run.seconds or 0.0)
+    root = _span_id(run.id, "run")
+    failed = run.status in ERROR_STATUSES
     spans = [_span(run, f"invoke_agent {AGENT}", root, "", SPAN_KIND_INTERNAL, started, ended, {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": AGENT,
-        "gen_ai.conversation.id": run["id"],
-        "gen_ai.request.model": model,
-        "gen_ai.usage.input_tokens": int(run.get("prompt_tokens") or 0) + int(run.get("prompt_tokens_reused") or 0),
-        "gen_ai.usage.output_tokens": int(run.get("completion_tokens") or 0),
-        "appliance.run.status": run.get("status"),
-        "appliance.question": run.get("question"),
-        "appliance.answer": run.get("answer"),
-        "appliance.steps": int(run.get("step_count") or 0),
-        "appliance.model.sha256": run.get("model_sha256"),
-        "appliance.usage.prompt_tokens_reused": int(run.get("prompt_tokens_reused") or 0),
-    }, error=(run.get("error") or run.get("status") or "") if failed else "")]
+        "gen_ai.conversation.id": run.id,
+        "gen_ai.request.model": run.model_name,
+        "gen_ai.usage.input_tokens": run.prompt_tokens + run.prompt_tokens_reused,
+        "gen_ai.usage.output_tokens": run.completion_tokens,
+        "appliance.run.status": run.status,
+        "appliance.question": run.question,
+        "appliance.answer": run.answer,
+        "appliance.steps": run.step_count,
+        "appliance.model.sha256": run.model_sha256,
+        "appliance.usage.prompt_tokens_reused": run.prompt_tokens_reused,
+    }, error=(run.error or run.status) if failed else "")]
     previous_end = started
-    for step in run.get("steps", []):
-        spans.extend(_step_spans(run, step, root, model, previous_end))
-        previous_end = epoch(step.get("at")) or previous_end
+    for step in run.steps or ():
+        spans.extend(_step_spans(run, step, root, previous_end))
+        previous_end = epoch_of(step.at) or previous_end
     return spans
 
 
-def _step_spans(run: dict, step: dict, root: str, model: str, previous_end: float) -> list[dict[str, Any]]:
-    end = epoch(step.get("at")) or previous_end
-    tool_start = end - float(step.get("tool_ms") or 0.0) / 1000.0
-    model_ms = float(step.get("prompt_ms") or 0.0) + float(step.get("generation_ms") or 0.0)
-    chat_start = max(previous_end, tool_start - model_ms / 1000.0)
-    n = step["step"]
-    chat = _span(run, f"chat {model}", _span_id(run["id"], f"chat/{n}"), root, SPAN_KIND_CLIENT,
+def _step_spans(run: RunRecord, step: StepRecord, root: str, previous_end: float) -> list[dict[str, Any]]:
+    end = epoch_of(step.at) or previous_end
+    tool_start = end - step.tool_ms / 1000.0
+    chat_start = max(previous_end, tool_start - (step.prompt_ms + step.generation_ms) / 1000.0)
+    n = step.step
+    chat = _span(run, f"chat {run.model_name}", _span_id(run.id, f"chat/{n}"), root, SPAN_KIND_CLIENT,
                  chat_start, tool_start, {
                      "gen_ai.operation.name": "chat",
-                     "gen_ai.request.model": model,
-                     "gen_ai.usage.input_tokens": int(step.get("prompt_tokens") or 0)
-                     + int(step.get("prompt_tokens_reused") or 0),
-                     "gen_ai.usage.output_tokens": int(step.get("completion_tokens") or 0),
+                     "gen_ai.request.model": run.model_name,
+                     "gen_ai.usage.input_tokens": step.prompt_tokens + step.prompt_tokens_reused,
+                     "gen_ai.usage.output_tokens": step.completion_tokens,
                      "appliance.step": n,
-                     "appliance.thought": step.get("thought"),
-                     "appliance.usage.prompt_tokens_reused": int(step.get("prompt_tokens_reused") or 0),
+                     "appliance.thought": step.thought,
+                     "appliance.usage.prompt_tokens_reused": step.prompt_tokens_reused,
                  })
-    action = step.get("action") or "unknown"
-    status = step.get("observation_status") or ""
-    tool = _span(run, f"execute_tool {action}", _span_id(run["id"], f"tool/{n}"), root, SPAN_KIND_INTERNAL,
+    action = step.action or "unknown"
+    status = step.observation_status
+    tool = _span(run, f"execute_tool {action}", _span_id(run.id, f"tool/{n}"), root, SPAN_KIND_INTERNAL,
                  tool_start, end, {
                      "gen_ai.operation.name": "execute_tool",
                      "gen_ai.tool.name": action,
-                     "gen_ai.tool.call.id": f"{run['id']}/{n}",
-                     "gen_ai.tool.call.arguments": step.get("action_input"),
+                     "gen_ai.tool.call.id": f"{run.id}/{n}",
+                     "gen_ai.tool.call.arguments": step.action_input,
                      "appliance.step": n,
                      "appliance.observation.status": status,
-                     "appliance.observation.summary": step.get("observation_summary"),
-                     "appliance.evaluation": step.get("evaluation"),
+                     "appliance.observation.summary": step.observation_summary,
+                     "appliance.evaluation": step.evaluation,
                  }, error=status if status in ("error", "timeout") else "")
-    made_by_model = bool(step.get("completion_tokens") or step.get("generation_ms"))  # not the snapshot
-    return [chat, tool] if made_by_model else [tool]
+    return [chat, tool] if step.made_by_model else [tool]
 
 
-def document(runs: Iterable[dict[str, Any]], *, anonymize: bool = False,
+def document(runs: Iterable[RunRecord], *, anonymize: bool = False,
              identity: Identity | None = None) -> dict[str, Any]:
     """One ExportTraceServiceRequest in OTLP JSON: one resource per host, every run's spans."""
     by_host: dict[str, list[dict[str, Any]]] = {}
     for run in prepare(runs, anonymize=anonymize, identity=identity):
-        by_host.setdefault(run.get("host") or "unknown", []).extend(run_spans(run))
+        by_host.setdefault(run.host or "unknown", []).extend(run_spans(run))
     return {"resourceSpans": [
         {
             "resource": {"attributes": attributes({"service.name": AGENT, "service.version": __version__,
@@ -169,7 +165,7 @@ def document(runs: Iterable[dict[str, Any]], *, anonymize: bool = False,
     ]}
 
 
-def write(runs: Iterable[dict[str, Any]], stream: TextIO, *, anonymize: bool = False,
+def write(runs: Iterable[RunRecord], stream: TextIO, *, anonymize: bool = False,
           identity: Identity | None = None) -> int:
     """Write the OTLP JSON document (one line, as the Collector's file exporter does); returns the
     number of runs."""

@@ -5,83 +5,36 @@ inserts the run as `running`, each StepRecorded is one committed transaction bef
 returns (so a crash loses at most the step in flight), RunEnded fills in the totals and status.
 Everything else the engine emits is for live displays and is ignored here.
 
-The query methods serve `appliance runs ...` and the TUI's history panel; they return plain dicts
-keyed by the column names documented in docs/store.md, with JSON columns decoded.
+The query methods serve `appliance runs ...` and the TUI's history panel; they return the typed,
+frozen records of appliance.store.records (RunRecord, StepRecord, ModelStats). The evaluation
+tables' methods come from appliance.store.evals.
 """
 
 from __future__ import annotations
 
-import functools
-import json
+import dataclasses
 import os
 import socket
 import sqlite3
 import threading
-import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any
 
 import sqlite_utils
 
 from appliance.agent.events import INTERRUPTED, RUNNING, FinalAnswer, RunEnded, RunStarted, StepRecorded
 from appliance.errors import StoreError, UsageError
 from appliance.store import migrations
-from appliance.store.connection import BUSY_TIMEOUT_MS, WriterLock, check_writable, connect, transaction
+from appliance.store.connection import BUSY_TIMEOUT_MS, WriterLock, check_writable, connect, guarded, transaction
+from appliance.store.evals import EvalTables
 from appliance.store.failures import CORRUPT, message_for, translate
+from appliance.store.records import ModelStats, RunRecord, StepRecord
+from appliance.store.records import dumps as _dumps
 from appliance.store.timefmt import iso
 from appliance.tools.redact import redact, redact_value
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 OBSERVATION_CAP = 16_000  # characters of one observation kept; the engine shows the model less
-
-JSON_COLUMNS = {
-    "runs": ("settings", "result", "evidence", "timing", "runtime"),
-    "steps": ("action_input", "reflection"),
-    "evals": ("settings", "summary"),
-    "eval_cases": ("metrics",),
-}
-
-T = TypeVar("T")
-
-
-def _guarded(method: Callable[..., T]) -> Callable[..., T]:
-    """Serialise access (one connection, several threads) and turn SQLite/OS failures into the
-    one-line StoreError for this database."""
-
-    @functools.wraps(method)
-    def wrapper(self: "Store", *args: Any, **kwargs: Any) -> T:
-        with self._lock:
-            if self.db is None:
-                raise StoreError(f"the run database {self.path} is closed")
-            try:
-                return method(self, *args, **kwargs)
-            except (sqlite3.Error, OSError) as exc:
-                raise translate(exc, self.path) from exc
-
-    return wrapper
-
-
-def _dumps(value: Any) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(value, default=str, ensure_ascii=False)
-
-
-def _loads(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _decode(table: str, row: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(row)
-    for column in JSON_COLUMNS.get(table, ()):
-        if column in out:
-            out[column] = _loads(out[column])
-    return out
 
 
 def cap_text(text: str, limit: int = OBSERVATION_CAP) -> str:
@@ -105,7 +58,7 @@ def fts_query(text: str) -> str:
     return " ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-class Store:
+class Store(EvalTables):
     """One open run database. Writers hold the one-writer lock; readers never block anyone."""
 
     def __init__(self, path: Path, db: sqlite_utils.Database, *, readonly: bool, max_bytes: int,
@@ -142,7 +95,7 @@ class Store:
 
     # -- writing --------------------------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def record(self, event: object) -> None:
         """Write what `event` means for the database; other event types are ignored.
 
@@ -185,32 +138,13 @@ class Store:
         )
 
     def _insert_step(self, event: StepRecorded) -> None:
-        stats = event.stats
-        self.db["steps"].insert(
-            {
-                "run_id": event.run_id,
-                "step": event.step,
-                "at": iso(event.at),
-                "thought": _redact(event.thought),
-                "action": event.action,
-                "action_input": _dumps(redact_value(dict(event.action_input or {}))),
-                "observation_status": event.observation_status,
-                "observation": cap_text(_redact(event.observation or "")),
-                "observation_summary": cap_text(_redact(event.observation_summary or ""), 2000),
-                "reflection": _dumps(dict(event.reflection)) if event.reflection else None,
-                "evaluation": event.evaluation,
-                "prompt_tokens": stats.prompt_tokens_evaluated,
-                "prompt_tokens_reused": stats.prompt_tokens_reused,
-                "completion_tokens": stats.completion_tokens,
-                "generation_ms": round(stats.generation_ms, 3),
-                "prompt_ms": round(stats.prompt_ms, 3),
-                "tool_ms": round(event.tool_ms, 3),
-                "tokens_per_second": round(stats.tokens_per_second, 3),
-                "threads": stats.threads,
-                "threads_batch": stats.threads_batch,
-            },
-            alter=False,
+        step = StepRecord.from_event(event)
+        stored = dataclasses.replace(
+            step, thought=redact(step.thought), action_input=redact_value(step.action_input),
+            observation=cap_text(redact(step.observation)),
+            observation_summary=cap_text(redact(step.observation_summary), 2000),
         )
+        self.db["steps"].insert(stored.to_row(), alter=False)
 
     def _end_run(self, event: RunEnded, final: FinalAnswer | None) -> None:
         self.db.execute(
@@ -241,7 +175,7 @@ class Store:
         free = self.db.execute("PRAGMA freelist_count").fetchone()[0]
         return (pages - free) * page_size
 
-    @_guarded
+    @guarded
     def used_bytes(self) -> int:
         return self._used_bytes()
 
@@ -280,16 +214,17 @@ class Store:
 
     # -- reading --------------------------------------------------------------------------------
 
-    @_guarded
+    @guarded
     def list_runs(self, limit: int | None = 20, status: str | None = None, search: str | None = None,
-                  before: str | None = None) -> list[dict[str, Any]]:
-        """Newest first. `search` matches questions, answers, thoughts and observations."""
+                  before: str | None = None) -> list[RunRecord]:
+        """Newest first, without their steps. `search` matches questions, answers, thoughts and
+        observations."""
         where, params = self._filters(status=status, search=search, before=before)
         sql = f"SELECT * FROM runs {where} ORDER BY started_at DESC, seq DESC"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        return [_decode("runs", row) for row in self.db.query(sql, params)]
+        return [RunRecord.from_row(row) for row in self.db.query(sql, params)]
 
     def _filters(self, *, status: str | None, search: str | None, before: str | None) -> tuple[str, list]:
         clauses: list[str] = []
@@ -310,7 +245,7 @@ class Store:
             params += [query, query]
         return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
 
-    @_guarded
+    @guarded
     def resolve_run_id(self, id_or_prefix: str) -> str:
         """The full id of the one run whose id is `id_or_prefix` or starts with it."""
         return self._resolve(id_or_prefix)
@@ -331,17 +266,16 @@ class Store:
                              f"give more characters of the id")
         return rows[0]
 
-    @_guarded
-    def get_run(self, id_or_prefix: str) -> dict[str, Any]:
-        """The run with all its steps in order (`run["steps"]`)."""
+    @guarded
+    def get_run(self, id_or_prefix: str) -> RunRecord:
+        """The run with all its steps in order (`run.steps`)."""
         run_id = self._resolve(id_or_prefix)
-        run = _decode("runs", next(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id])))
-        run["steps"] = [_decode("steps", row) for row in
-                        self.db.query("SELECT * FROM steps WHERE run_id = ? ORDER BY step", [run_id])]
-        return run
+        row = next(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id]))
+        steps = list(self.db.query("SELECT * FROM steps WHERE run_id = ? ORDER BY step", [run_id]))
+        return RunRecord.from_row(row, steps=steps)
 
-    @_guarded
-    def stats(self) -> list[dict[str, Any]]:
+    @guarded
+    def stats(self) -> list[ModelStats]:
         """Per model: runs, finished share, mean steps, token totals and means, generation speed."""
         sql = """
             SELECT runs.model_name AS model,
@@ -359,15 +293,11 @@ class Store:
                      WHERE r.model_name = runs.model_name) AS tokens_per_second
               FROM runs GROUP BY runs.model_name ORDER BY runs DESC, model
         """
-        return [dict(row) for row in self.db.query(sql)]
+        return [ModelStats.from_row(row) for row in self.db.query(sql)]
 
     # -- deleting -------------------------------------------------------------------------------
 
-    def _writable(self) -> None:
-        if self.readonly:
-            raise StoreError(f"the run database {self.path} was opened read-only")
-
-    @_guarded
+    @guarded
     def delete_run(self, id_or_prefix: str) -> str:
         """Delete one run and its steps (evaluation cases keep their row, without the link)."""
         self._writable()
@@ -376,7 +306,7 @@ class Store:
             self.db.execute("DELETE FROM runs WHERE id = ?", [run_id])
         return run_id
 
-    @_guarded
+    @guarded
     def delete_before(self, cutoff: str) -> int:
         """Delete runs started before `cutoff` (stored format, see timefmt.parse_date), except
         runs still being written. Returns how many."""
@@ -386,64 +316,6 @@ class Store:
             count = cursor.rowcount
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return count
-
-    # -- evaluations (written by appliance.eval) --------------------------------------------------
-
-    @_guarded
-    def start_eval(self, *, model: str, suite: str, repeat: int, settings: Mapping[str, Any] | None = None,
-                   version: str = "", started_at: float | None = None) -> int:
-        self._writable()
-        with transaction(self.db):
-            cursor = self.db.execute(
-                'INSERT INTO evals (started_at, model, suite, "repeat", settings, version) VALUES (?, ?, ?, ?, ?, ?)',
-                [iso(started_at if started_at is not None else time.time()), model, suite, int(repeat),
-                 _dumps(dict(settings or {})), version],
-            )
-            return int(cursor.lastrowid)
-
-    @_guarded
-    def add_eval_case(self, eval_id: int, *, scenario: str, repeat_index: int, run_id: str | None,
-                      success: bool, reason: str = "", metrics: Mapping[str, Any] | None = None,
-                      family: str | None = None, kind: str | None = None, phrasing: str | None = None) -> int:
-        self._writable()
-        with transaction(self.db):
-            if run_id is not None and not self.db.execute("SELECT 1 FROM runs WHERE id = ?", [run_id]).fetchone():
-                run_id = None  # the run itself was not recorded (e.g. size cap); keep the case
-            cursor = self.db.execute(
-                "INSERT INTO eval_cases (eval_id, scenario, repeat_index, run_id, success, reason, metrics,"
-                " family, kind, phrasing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [int(eval_id), scenario, int(repeat_index), run_id, 1 if success else 0, reason,
-                 _dumps(dict(metrics or {})), family, kind, phrasing],
-            )
-            return int(cursor.lastrowid)
-
-    @_guarded
-    def end_eval(self, eval_id: int, *, summary: Mapping[str, Any], ended_at: float | None = None) -> None:
-        self._writable()
-        with transaction(self.db):
-            self.db.execute("UPDATE evals SET ended_at = ?, summary = ? WHERE id = ?",
-                            [iso(ended_at if ended_at is not None else time.time()), _dumps(dict(summary)),
-                             int(eval_id)])
-
-    @_guarded
-    def list_evals(self, limit: int | None = 20) -> list[dict[str, Any]]:
-        sql = "SELECT * FROM evals ORDER BY started_at DESC, id DESC"
-        params: list[Any] = []
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [_decode("evals", row) for row in self.db.query(sql, params)]
-
-    @_guarded
-    def get_eval(self, eval_id: int) -> dict[str, Any]:
-        rows = list(self.db.query("SELECT * FROM evals WHERE id = ?", [int(eval_id)]))
-        if not rows:
-            raise UsageError(f"no evaluation with id {eval_id}")
-        result = _decode("evals", rows[0])
-        result["cases"] = [_decode("eval_cases", row) for row in self.db.query(
-            "SELECT * FROM eval_cases WHERE eval_id = ? ORDER BY id", [int(eval_id)])]
-        return result
-
 
 def open_store(path: str | os.PathLike, *, readonly: bool = False, max_bytes: int = DEFAULT_MAX_BYTES,
                busy_timeout_ms: int = BUSY_TIMEOUT_MS, host: str | None = None) -> Store:

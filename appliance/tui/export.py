@@ -26,7 +26,7 @@ def replay_markdown(replay: RunReplay) -> str:
         if step.observation:
             parts.append("```\n" + step.observation.rstrip() + "\n```")
         if step.reflection:
-            parts.append(f"**Reflection:** {step.reflection.get('reason', '')} — plan: {step.reflection.get('next_plan', '')}")
+            parts.append(f"**Reflection:** {step.reflection.reason} — plan: {step.reflection.next_plan}")
     parts.append(
         answer_markdown(
             answer=replay.answer,

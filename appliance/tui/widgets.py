@@ -206,12 +206,8 @@ def replay_into(transcript: Transcript, replay: Any) -> None:
         card.set_action(row.action, row.action_input)
         card.set_stats(row.tokens_per_second, row.threads, row.threads_batch)
         card.add_observation(row.observation_status, row.observation_summary, row.observation)
-        if row.reflection:
-            card.add_reflection(
-                bool(row.reflection.get("continue", row.reflection.get("should_continue", True))),
-                str(row.reflection.get("reason", "")),
-                str(row.reflection.get("next_plan", "")),
-            )
+        if row.reflection:  # a StepRecord's ReflectionRecord: one spelling, read by the store
+            card.add_reflection(row.reflection.should_continue, row.reflection.reason, row.reflection.next_plan)
     transcript.show_answer(
         answer_markdown(
             answer=replay.answer,
