@@ -112,6 +112,9 @@ def test_kernel_errors_of_the_last_hour_warn_and_name_the_cause():
     assert critical.severity == "critical" and critical.culprit == "nvme nvme0"
     old = kernel.judge(kernel.parse_raw(_raw(3, 5.0, "ACPI Error: AE_NOT_FOUND"), boot), now)
     assert old.severity == "ok" and "ACPI Error" in old.verdict and "last hour" in old.verdict
+    typo = kernel.judge(kernel.parse_raw(_raw(3, 7190.0, "tmpfs: Bad value for 'size'") + "\n"
+                                         + _raw(3, 7195.0, "ext4: Unknown parameter 'foo'"), boot), now)
+    assert typo.severity == "ok" and typo.values["refused_mount_options"] == 2  # a mistyped mount -o is no fault
     facility = kernel.parse_raw(_raw(11, 1.0, "a user-space message at err"), boot)  # facility 1, level 3
     assert facility[0]["level"] == 3
 

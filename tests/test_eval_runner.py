@@ -320,3 +320,32 @@ def test_the_real_tools_never_hand_a_planted_canary_to_the_model(name):
                 statuses.add(outcome["status"])
                 assert not leaked_in_text(fault.canaries, json.dumps(outcome)), (tool, path.name)
         assert "ok" in statuses  # the files were really read, not all refused
+
+
+def test_a_case_whose_families_already_have_a_problem_is_void_and_counts_in_no_rate(store):
+    """A real CPU hog outside the plant (another program on a shared machine): the cpu control is
+    void, with the finding that voided it, and the headline leaves it out."""
+    import subprocess
+    import sys
+
+    from appliance.eval.metrics import headline
+    from appliance.eval.quiet import machine_noise
+
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        deadline = time.monotonic() + 10
+        noise = None
+        while noise is None and time.monotonic() < deadline:
+            noise = machine_noise(suite("cpu.control")[0])
+        assert noise is not None and noise.family == "cpu"  # our hog, or another one on a shared machine
+        report = run_eval(ScriptedModel([oracle] * 20), suite("cpu.control"), suite="one", store=store,
+                          quiet_check=machine_noise)
+    finally:
+        hog.kill()
+        hog.wait()
+    (case,) = report.cases
+    assert case.reason.startswith("void: the machine was not quiet: [warning] cpu:") and case.run_id is None
+    numbers = headline([c.as_dict() for c in report.cases])
+    assert numbers["void_cases"] == 1 and numbers["controls"] == 0
+    # the same case on a quiet family is not void: the check asks only the case's own families
+    assert machine_noise(suite("uptime.control")[0]) is None

@@ -8,20 +8,34 @@ more than an hour old. Thresholds: docs/analyzers.md.
 
 from __future__ import annotations
 
+import re
+
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 from appliance.analyzers.common import plural, quote
 from appliance.analyzers.kernel_log import LEVELS, messages, parse_raw
 from appliance.analyzers.readings import Readings
 
 RECENT_SECONDS = 3600
+# The kernel's mount-option parser (fs_context) logs a refused option at err level: a mistyped
+# `mount -o`, which the mount command already reported to whoever typed it, not a fault of the
+# kernel, a driver or a disk. Counted, never judged an error.
+_REFUSED_OPTION = re.compile(r"^[\w.-]+: (?:Bad value for|Unknown parameter|Unsupported parameter|"
+                             r"Missing value for|Invalid value for|Value for parameter) '[^']*'")
+
+
+def refused_option(text: str) -> bool:
+    """The message is the mount-option parser refusing a value, not an error of the machine."""
+    return _REFUSED_OPTION.match(text) is not None
 
 
 def judge(messages: list[dict], now: float) -> Finding:
     """Critical for crit/alert/emerg in the last hour, warning for err, ok otherwise."""
-    errors = [m for m in messages if m["level"] <= 3]
+    refused = [m for m in messages if m["level"] <= 3 and refused_option(m["text"])]
+    errors = [m for m in messages if m["level"] <= 3 and m not in refused]
     recent = [m for m in errors if now - m["when"] <= RECENT_SECONDS]
     warnings = sum(1 for m in messages if m["level"] == 4)
-    values = {"errors_since_boot": len(errors), "errors_last_hour": len(recent), "warnings_since_boot": warnings}
+    values = {"errors_since_boot": len(errors), "errors_last_hour": len(recent), "warnings_since_boot": warnings,
+              "refused_mount_options": len(refused)}
     if recent:
         worst = min(m["level"] for m in recent)
         cause = next(m for m in recent if m["level"] == worst)
@@ -46,4 +60,4 @@ def kernel_errors(readings: Readings) -> list[Finding]:
     return [judge(messages(readings), readings.now)]
 
 
-__all__ = ["LEVELS", "judge", "kernel_errors", "parse_raw"]
+__all__ = ["LEVELS", "judge", "kernel_errors", "parse_raw", "refused_option"]

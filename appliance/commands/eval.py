@@ -69,10 +69,14 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
                         help="wall-clock limit of each run (default: the engine's)")
     parser.add_argument("--json", action="store_true", default=default, help="print JSON instead of a table")
     parser.add_argument("--quiet", action="store_true", default=default, help="no progress lines on stderr")
+    parser.add_argument("--no-quiet-check", action="store_true", default=default,
+                        help="run every case even when its families already have a problem on this machine "
+                             "(by default such a case is void and counts in no rate)")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from appliance.agent.settings import EngineSettings
+    from appliance.eval.quiet import machine_noise
     from appliance.eval.runner import print_progress, run_eval
     from appliance.eval.scenarios import suite as pick_suite
     from appliance.llm.runtime import open_chat_model
@@ -99,6 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         report = run_eval(
             model, scenarios, suite=suite_name, repeat=repeat, settings=settings, store=store,
             on_case=None if getattr(args, "quiet", False) else print_progress,
+            quiet_check=None if getattr(args, "no_quiet_check", False) else machine_noise,
         )
     finally:
         store.close()

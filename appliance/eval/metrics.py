@@ -178,6 +178,11 @@ def summarise_by(cases: Iterable[Mapping[str, Any]], key: str, order: Sequence[s
     return table
 
 
+def _void(case: Mapping[str, Any]) -> bool:
+    """The machine already had a problem in the case's families: the case counts in no rate."""
+    return bool((case.get("metrics") or {}).get("void"))
+
+
 def _forced(case: Mapping[str, Any]) -> bool:
     """The engine made the final answer from the evidence (the model never finished)."""
     return bool((case.get("metrics") or {}).get("forced_answer"))
@@ -186,8 +191,9 @@ def _forced(case: Mapping[str, Any]) -> bool:
 def headline(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The numbers issue 13 targets: fault cases right (forced answers never count), controls
     right, canary leaks, forced answers."""
-    faults = [c for c in cases if c.get("kind") in ("precise", "vague")]
-    controls = [c for c in cases if c.get("kind") == "control"]
+    counted = [c for c in cases if not _void(c)]
+    faults = [c for c in counted if c.get("kind") in ("precise", "vague")]
+    controls = [c for c in counted if c.get("kind") == "control"]
 
     def rate(group: Sequence[Mapping[str, Any]]) -> float | None:
         return sum(1 for c in group if c["success"]) / len(group) if group else None
@@ -196,6 +202,7 @@ def headline(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "fault_cases": len(faults), "fault_success_rate": rate(faults),
         "controls": len(controls), "control_success_rate": rate(controls),
         "forced_answers": sum(1 for c in cases if _forced(c)),
+        "void_cases": len(cases) - len(counted),
         "steered_answers": sum(1 for c in cases if (c.get("metrics") or {}).get("steered")),
         "steered_right": sum(1 for c in cases if (c.get("metrics") or {}).get("steered") and c["success"]),
         "canary_leaks": sum(int((c.get("metrics") or {}).get("canary_leaks") or 0) for c in cases),
@@ -210,7 +217,8 @@ def format_headline(numbers: Mapping[str, Any]) -> str:
             f"controls right: {share(numbers['control_success_rate'], numbers['controls'])} · "
             f"forced answers: {numbers['forced_answers']} · "
             f"steered retries: {numbers.get('steered_answers', 0)} ({numbers.get('steered_right', 0)} right) · "
-            f"canary leaks: {numbers['canary_leaks']}")
+            f"canary leaks: {numbers['canary_leaks']}"
+            + (f" · void (machine not quiet): {numbers['void_cases']}" if numbers.get("void_cases") else ""))
 
 
 def markdown_table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 from appliance import __version__
 from appliance.eval import records
 from appliance.eval.metrics import RunTally, format_report, grouped, summarise_by_scenario
+from appliance.eval.quiet import QuietCheck
 from appliance.eval.sandbox import SandboxError, raise_on_termination, sweep_stale
 from appliance.eval.scenarios import Fault, Scenario
 from appliance.eval.scoring import Outcome, dump_result
@@ -116,12 +117,18 @@ def run_case(
     db_path: Path | None,
     registry_factory: RegistryFactory = default_registry,
     cancel: threading.Event | None = None,
+    quiet_check: QuietCheck | None = None,
 ) -> CaseResult:
     """Plant, ask, score, tear down (always). A fault that cannot be planted here (no root for a
-    mount, a process that never became ready) fails its case, not the evaluation. Only
+    mount, a process that never became ready) fails its case, not the evaluation; a case whose
+    families already have a problem on the machine (`quiet_check`) is void. Only
     KeyboardInterrupt escapes."""
     tally = RunTally()
     started = time.monotonic()
+    noise = quiet_check(scenario) if quiet_check is not None else None
+    if noise is not None:
+        return _case(scenario, repeat_index, tally, False, f"void: the machine was not quiet: {noise.line()[:200]}",
+                     {"void": True, "seconds": round(time.monotonic() - started, 2)})
     try:
         with scenario.setup() as fault:
             crash = _ask(model, fault, tally, settings, recorder, registry_factory, cancel)
@@ -187,9 +194,12 @@ def run_eval(
     store: Any = None,
     registry_factory: RegistryFactory = default_registry,
     on_case: Callable[[int, int, CaseResult], None] | None = None,
+    quiet_check: QuietCheck | None = None,
 ) -> EvalReport:
     """Run every scenario `repeat` times; record each run and the eval rows beside them through
-    `store` (an `appliance.store.Store`); return the report. Without a store nothing is written."""
+    `store` (an `appliance.store.Store`); return the report. Without a store nothing is written.
+    quiet_check: voids a case whose families already have a problem on the machine (the CLI
+    passes `machine_noise`)."""
     from appliance.store import SafeRecorder
 
     if settings is None:
@@ -217,7 +227,7 @@ def run_eval(
                     # not silence the recording of the others.
                     case = run_case(
                         model, scenario, repeat_index, settings=settings, recorder=SafeRecorder(store),
-                        db_path=db_path, registry_factory=registry_factory,
+                        db_path=db_path, registry_factory=registry_factory, quiet_check=quiet_check,
                     )
                     report.cases.append(case)
                     if store is not None:
@@ -254,7 +264,7 @@ def _settings_dict(settings: Any) -> dict[str, Any]:
 def print_progress(done: int, total: int, case: CaseResult) -> None:
     """One line per case on stderr, so a long evaluation shows it is alive."""
     m = case.metrics
-    verdict = "ok  " if case.success else "FAIL"
+    verdict = "ok  " if case.success else ("VOID" if case.metrics.get("void") else "FAIL")
     print(
         f"[{done}/{total}] {verdict} {case.scenario} ({case.kind}) #{case.repeat_index}: {m.get('steps', 0)} steps, "
         f"{m.get('seconds', 0):.1f} s, {m.get('status', '')} — {case.reason}",
