@@ -58,10 +58,11 @@ from appliance.agent.prompt import (
     system_prompt,
 )
 from appliance.agent.settings import EngineSettings
-from appliance.agent.snapshot import SELF_LABEL, take_snapshot
+from appliance.agent.snapshot import take_snapshot
 from appliance.errors import ApplianceError
 from appliance.llm.base import ChatModel, Generation, GenerationStats, Message
 from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, OK, PARTIAL, Registry
+from appliance.tools.procs import label_records
 
 Ask = Callable[[str], "str | None"]
 Snapshot = Callable[[frozenset], Mapping[str, Any]]
@@ -130,19 +131,6 @@ def render_with_headline(result: Any, budget: int) -> tuple[str, str, bool]:
     if headline:
         body = f"headline: {clean(headline)}\n{body}"
     return status, body, headline is not None
-
-
-def _label_self(data: Any, self_pids: frozenset) -> Any:
-    """A safety net beside the tools' own labelling: any record whose pid is the appliance's gets
-    the label, so the model never blames itself."""
-    if isinstance(data, dict):
-        out = {k: _label_self(v, self_pids) for k, v in data.items()}
-        if out.get("pid") in self_pids and not any(SELF_LABEL == v for v in out.values()):
-            out["note"] = SELF_LABEL
-        return out
-    if isinstance(data, list):
-        return [_label_self(v, self_pids) for v in data]
-    return data
 
 
 @dataclass
@@ -494,7 +482,7 @@ class _Run:
         for look in self.evidence.looks:
             result = look.result
             if isinstance(result, dict) and "data" in result:
-                result = dict(result, data=_label_self(result["data"], self.e.self_pids))
+                result = dict(result, data=label_records(result["data"], self.e.self_pids))
             status, body, _ = render_with_headline(result, self.s.observation_token_budget)
             parts.append((status, look.tool, body))
             if look.tool == "read_log":
@@ -518,7 +506,7 @@ class _Run:
 
     def _snapshot_part(self) -> tuple[str, str, str]:
         try:
-            data = _label_self(dict(self.e.snapshot(self.e.self_pids)), self.e.self_pids)
+            data = label_records(dict(self.e.snapshot(self.e.self_pids)), self.e.self_pids)
             status, body, _ = render_with_headline({"status": OK, "data": data, "error": None},
                                                    self.s.observation_token_budget)
         except Exception as exc:  # a snapshot is a help, never a reason to fail the run
@@ -547,7 +535,7 @@ class _Run:
         result = yield from self._call_tool(action, action_input)
         tool_ms = (time.perf_counter() - started) * 1000
         if isinstance(result, dict) and "data" in result:
-            result = dict(result, data=_label_self(result["data"], self.e.self_pids))
+            result = dict(result, data=label_records(result["data"], self.e.self_pids))
         status, body, ranked = render_with_headline(result, self.s.observation_token_budget)
         if status in (OK, EMPTY, PARTIAL):
             self.ctl.tools_worked = True

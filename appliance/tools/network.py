@@ -13,7 +13,7 @@ import psutil
 from appliance.tools import units
 from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.context import ToolContext
-from appliance.tools.procs import SELF_SUFFIX, is_root, own_tree
+from appliance.tools.procs import is_root, own_tree, self_name
 from appliance.tools.schema import Doc, Range
 
 
@@ -75,7 +75,7 @@ def _owner(pid: int | None, names: dict[int, str], own: set[int]) -> str | None:
             names[pid] = psutil.Process(pid).name()
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             names[pid] = "?"
-    return f"{names[pid]}{SELF_SUFFIX if pid in own else ''} (pid {pid})"
+    return f"{self_name(names[pid]) if pid in own else names[pid]} (pid {pid})"
 
 
 @tool(ttl=5.0, timeout=10.0, example={"kind": "tcp", "state": "listen"})
