@@ -65,7 +65,7 @@ class Tools:
             ToolSpec("top_processes", "Processes by CPU or memory.", schema_from_signature(top_processes),
                      top_processes, {"sort_by": "cpu", "n": 5}, ttl=ttl_top),
             ToolSpec("read_log", "The tail of a log.", schema_from_signature(read_log), read_log,
-                     {"path": "/var/log/syslog"}, ttl=None),
+                     {"path": "/var/log/syslog"}, ttl=None, reads="log"),
             ToolSpec("broken", "Always crashes.", schema_from_signature(broken), broken, {}),
             ToolSpec("slow", "Takes too long.", schema_from_signature(slow), slow, {}, timeout=0.2),
             ToolSpec("scan", "Directory scan.", schema_from_signature(scan), scan, {"path": "/tmp"}, ttl=None),

@@ -485,7 +485,7 @@ class _Run:
                 result = dict(result, data=label_records(result["data"], self.e.self_pids))
             status, body, _ = render_with_headline(result, self.s.observation_token_budget)
             parts.append((status, look.tool, body))
-            if look.tool == "read_log":
+            if self._reads_log(look.tool):
                 self.log_bodies.append(body)
         tool_ms = (time.perf_counter() - started) * 1000
         texts = []
@@ -541,7 +541,7 @@ class _Run:
             self.ctl.tools_worked = True
         new_info = self._remember_body(step, action, status, body)
         self.calls.remember(key, CachedObservation(step, now, status, body, summarize(body)))
-        if spec is not None and spec.name == "read_log":
+        if self._reads_log(action):
             self.log_bodies.append(body)
         notes = []
         evaluation = "new information" if new_info else "no new information"
@@ -550,13 +550,17 @@ class _Run:
             evaluation = "no new information"
             notes.append(repeat_note(previous.step))
             evaluation = f"repeat of step {previous.step} (fresh reading, {evaluation})"
-        elif status == OK and "log" in action and _ERROR_LINE.search(body):
+        elif status == OK and self._reads_log(action) and _ERROR_LINE.search(body):
             notes.append(finish_nudge("errors"))
         elif status == OK and ranked:
             notes.append(finish_nudge("ranked"))
         self.copy_guard.extend(notes)
         return _Outcome(status, body, action, notes, tool_ms=tool_ms, new_info=new_info,
                         evaluation=evaluation, repeats=count if previous is not None else 0)
+
+    def _reads_log(self, tool: str) -> bool:
+        spec = self.registry.get(tool)
+        return spec is not None and spec.reads == "log"
 
     def _call_tool(self, action: str, action_input: dict) -> Iterator[ev.Event]:
         """registry.call in a worker, so a cancel does not wait for a slow tool."""

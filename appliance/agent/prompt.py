@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from appliance.agent.actions import ASK_USER, FINISH, RESULT_FIELDS
 from appliance.agent.observe import clean
 from appliance.agent.settings import EngineSettings
-from appliance.tools.base import ToolSpec
+from appliance.tools.base import PLACES, ToolSpec, reading
 from appliance.tools.procs import SELF_LABEL
 
 
@@ -92,10 +92,11 @@ EXAMPLE_TEXTS = (EXAMPLE_ANSWER, "The battery is at 12% and not plugged in.")
 
 def _worked_example(specs: list[ToolSpec]) -> str:
     """One complete short run in the exact output format, about a subject no question asks about.
-    A registry without the sensors tool gets the same run with its first tool and placeholders."""
-    names = {spec.name: spec for spec in specs}
-    if "sensors" in names:
-        first_call = {"thought": "I need the battery state.", "action": "sensors", "action_input": {}}
+    A registry without a tool that reads the sensors gets the same run with its first tool and
+    placeholders."""
+    sensors = reading(specs, "sensors")
+    if sensors is not None:
+        first_call = {"thought": "I need the battery state.", "action": sensors.name, "action_input": {}}
         observed = ["battery: percent=12.0 plugged_in=no time_left=25m"]
         final_input = {"answer": EXAMPLE_ANSWER,
                        "result": {"culprit": "battery", "value": "12% charge"},
@@ -197,68 +198,55 @@ def matching_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> li
 
 _PATH_RE = re.compile(r"(?<![\w.])(/[\w.@+\-]+(?:/[\w.@+\-]+)*)")
 _LOG_NAME = re.compile(r"\.log(\.\d+)?$|/logs?/|journal", re.I)
-_LOOKING_TOOLS = frozenset({"list_dir", "dir_sizes", "largest_files", "read_log", "read_file"})
 
 
 def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
     """The tools that look at the places the question names, in the order of the paths: a log →
-    read_log, any other file → read_file, a folder → list_dir.
+    the tool that reads a log (read_log), any other file → the one that reads a file (read_file),
+    a folder → the one that lists a folder (list_dir).
 
     Why: a person who names a place ("the app in /opt/billing cannot connect to its database")
     expects the assistant to look there first; word matching alone sent Qwen 1.5B to
     network_connections, and its answer then rested on nothing it had seen."""
-    names = {spec.name for spec in specs}
+    specs = list(specs)
     tools: list[str] = []
     for raw in _PATH_RE.findall(question):
         path = raw.rstrip(".")
         leaf = path.rsplit("/", 1)[-1]
-        if _LOG_NAME.search(path):
-            tool = "read_log"
-        elif "." in leaf.strip("."):
-            tool = "read_file"
-        else:
-            tool = "list_dir"
-        if tool in names and tool not in tools:
-            tools.append(tool)
+        kind = "log" if _LOG_NAME.search(path) else "file" if "." in leaf.strip(".") else "folder"
+        spec = reading(specs, kind)
+        if spec is not None and spec.name not in tools:
+            tools.append(spec.name)
     return tools
 
 
-# The tools that dig into each analyzer family, best first: a question about a family is pointed at
-# them (words alone sent "which process uses the most CPU? give its PID" to process_details).
-FAMILY_TOOLS: Mapping[str, tuple[str, ...]] = {
-    "cpu": ("top_processes",), "memory": ("top_processes", "memory_report"), "oom": ("read_log",),
-    "swap": ("memory_report",), "filesystem_full": ("disk_usage", "dir_sizes"), "inodes": ("disk_usage",),
-    "deleted_open": ("process_details",), "readonly_fs": ("disk_usage",), "disk_io": ("disk_io", "top_processes"),
-    "zombies": ("top_processes", "process_details"), "open_files": ("process_details",),
-    "threads": ("top_processes",), "restarts": ("top_processes",), "listening": ("network_connections",),
-    "connections": ("network_connections",), "failed_services": ("run_readonly", "read_log"),
-    "log_errors": ("read_log",), "kernel_errors": ("run_readonly",), "clock": ("run_readonly",),
-    "sensors": ("sensors",), "uptime": ("system_overview",),
-}
-
-
 def family_tools(families: Iterable[str], specs: Iterable[ToolSpec]) -> list[str]:
-    names = {spec.name for spec in specs}
+    """The tools that dig into each analyzer family, as the tools declare it (`first_for`, then
+    `also_for`): a question about a family is pointed at them (words alone sent "which process
+    uses the most CPU? give its PID" to process_details)."""
+    specs = list(specs)
     tools: list[str] = []
     for family in families:
-        for tool in FAMILY_TOOLS.get(family, ()):
-            if tool in names and tool not in tools:
-                tools.append(tool)
+        for spec in [s for s in specs if family in s.first_for] + [s for s in specs if family in s.also_for]:
+            if spec.name not in tools:
+                tools.append(spec.name)
     return tools
 
 
 def suggested_tools(question: str, specs: Iterable[ToolSpec], top: int = 2,
                     families: Iterable[str] = ()) -> list[str]:
     """What the question message names as fitting: the tool that looks at a named file first,
-    then list_dir for a named folder (only when no word match already looks at files or
-    folders), then the tools of the analyzer families the question is about, then the best word
+    then the folder listing for a named folder (only when no word match already looks at a
+    place), then the tools of the analyzer families the question is about, then the best word
     matches (a question about the largest file under a folder is better served by largest_files
     than by a listing)."""
     specs = list(specs)
     by_words = family_tools(families, specs) + matching_tools(question, specs, top=top)
     by_path = path_tools(question, specs)
-    files = [t for t in by_path if t != "list_dir"]
-    folder = [t for t in by_path if t == "list_dir" and not _LOOKING_TOOLS.intersection(by_words + files)]
+    reads = {spec.name: spec.reads for spec in specs}
+    files = [t for t in by_path if reads[t] != "folder"]
+    looking = any(reads.get(t) in PLACES for t in by_words + files)
+    folder = [t for t in by_path if reads[t] == "folder" and not looking]
     merged: list[str] = []
     for tool in files + folder + by_words:
         if tool not in merged:

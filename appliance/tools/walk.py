@@ -166,7 +166,8 @@ def _finish(stats: WalkStats, data: dict, empty: bool, what: str) -> dict:
     return result(OK, data)
 
 
-@tool(ttl=None, timeout=30.0, example={"path": "/var", "depth": 1, "top": 10})
+@tool(reads="tree", ttl=None, timeout=30.0, example={"path": "/var", "depth": 1, "top": 10},
+      also_for=("filesystem_full",))
 def dir_sizes(
     ctx: ToolContext,
     path: Annotated[str, MaxLen(512), Doc("directory to measure, e.g. / or /var or ~")],
@@ -201,7 +202,7 @@ def dir_sizes(
     return _finish(stats, data, empty=not entries, what="entries")
 
 
-@tool(ttl=None, timeout=30.0, example={"path": "/var/log", "top": 10, "min_size_mb": 10})
+@tool(reads="tree", ttl=None, timeout=30.0, example={"path": "/var/log", "top": 10, "min_size_mb": 10})
 def largest_files(
     ctx: ToolContext,
     path: Annotated[str, MaxLen(512), Doc("directory to search, e.g. / or /var/log or ~")],
