@@ -15,7 +15,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from textual import on
 from textual.app import App, ComposeResult
@@ -39,7 +39,9 @@ from appliance.tui.system_sampler import Sampler
 from appliance.tui.warmup import warm_model
 from appliance.tui.widgets import StatusBar, SystemPanel, Transcript
 
-EngineFactory = Callable[[Any, Any], Any]  # (ChatModel, EngineSettings) -> Engine
+if TYPE_CHECKING:
+    from appliance.wiring import EngineFactory
+
 RecorderFactory = Callable[[], Any]  # called in the run's thread; returns an object with record(event)
 
 WELCOME = (
