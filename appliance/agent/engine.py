@@ -59,7 +59,7 @@ from appliance.agent.prompt import (
 )
 from appliance.agent.settings import EngineSettings
 from appliance.agent.snapshot import take_snapshot
-from appliance.errors import ApplianceError
+from appliance.errors import one_line
 from appliance.llm.base import ChatModel, Generation, GenerationStats, Message
 from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, OK, PARTIAL, Registry
 from appliance.tools.procs import label_records
@@ -95,11 +95,6 @@ class _Stop(Exception):
 
 class _ModelFailed(Exception):
     pass
-
-
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:300]
 
 
 def add_stats(a: GenerationStats, b: GenerationStats) -> GenerationStats:
@@ -361,7 +356,7 @@ class _Run:
         elif parsed and action == ASK_USER:
             outcome = yield from self._ask_user(step, parsed)
         elif parsed:
-            outcome = yield from self._act(step, action, action_input)
+            outcome = self._act(step, action, action_input)
         yield ev.ObservationMade(self.run_id, step, action or "step", outcome.status, outcome.text,
                                  summarize(outcome.body), outcome.tool_ms, outcome.cached)
         after = self.ctl.observed(step, action=action, status=outcome.status, new_info=outcome.new_info,
@@ -513,7 +508,7 @@ class _Run:
             status, body = ERROR, f"error: snapshot failed: {one_line(exc)}"
         return status, "snapshot", body
 
-    def _act(self, step: int, action: str, action_input: dict) -> Iterator[ev.Event]:
+    def _act(self, step: int, action: str, action_input: dict) -> _Outcome:
         """Run one tool call (or answer it from the run's memory) and describe what it showed."""
         refused = self.registry.check(action, action_input)
         if refused is not None:
@@ -521,7 +516,7 @@ class _Run:
             return _Outcome(status, body, action, evaluation=f"invalid call: {refused['error']}")
         self.ctl.looked = True
         key = call_key(action, action_input)
-        count = self.calls.count(key)
+        count = self.calls.note_call(key)
         previous = self.calls.previous(key)
         spec = self.registry.get(action)
         now = self.e.clock()
@@ -532,7 +527,7 @@ class _Run:
             return _Outcome(REPEAT, cached.body, action, [note], cached=True, repeats=count,
                             evaluation=f"repeat of step {cached.step} (answered from memory)")
         started = time.perf_counter()
-        result = yield from self._call_tool(action, action_input)
+        result = self._call_tool(action, action_input)
         tool_ms = (time.perf_counter() - started) * 1000
         if isinstance(result, dict) and "data" in result:
             result = dict(result, data=label_records(result["data"], self.e.self_pids))
@@ -562,7 +557,7 @@ class _Run:
         spec = self.registry.get(tool)
         return spec is not None and spec.reads == "log"
 
-    def _call_tool(self, action: str, action_input: dict) -> Iterator[ev.Event]:
+    def _call_tool(self, action: str, action_input: dict) -> dict:
         """registry.call in a worker, so a cancel does not wait for a slow tool."""
         box: list[dict] = []
         worker = threading.Thread(target=lambda: box.append(self.registry.call(action, action_input)),
@@ -573,7 +568,6 @@ class _Run:
             if self.cancel.is_set():
                 raise _Stop(ev.CANCELLED, "cancelled while a tool was running")
         return box[0] if box else {"status": ERROR, "data": None, "error": "the tool returned nothing"}
-        yield  # pragma: no cover - makes this a generator like its siblings
 
     def _ask_user(self, step: int, parsed: Step) -> Iterator[ev.Event]:
         question = str(parsed.action_input.get("question", "")).strip()
@@ -691,10 +685,7 @@ class _Run:
             worker.join()
         if "error" in box:
             error = box["error"]
-            # An ApplianceError's message is already the one line for the person (a model server
-            # that is down, a refused key); anything else is named by its type.
-            said = " ".join(error.message.split()) if isinstance(error, ApplianceError) else one_line(error)
-            raise _ModelFailed(f"the model failed: {said}")
+            raise _ModelFailed(f"the model failed: {one_line(error)}")
         gen: Generation = box["gen"]
         self.prompt_tokens += gen.stats.prompt_tokens_evaluated
         self.prompt_reused += gen.stats.prompt_tokens_reused
