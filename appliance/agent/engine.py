@@ -6,8 +6,8 @@ crash or timeout, a rejected answer) is an event the model reads as an observati
 exception. Only three things end a run early: cancel, a budget, and a model failure; each still
 ends with `RunEnded`, always the last event.
 
-Why the loop control: small models fail in known ways. Qwen 0.5B repeated one call six times;
-Qwen 1.5B found the culprit at step 2 and then wandered. So: the grammar allows only valid calls,
+Why the loop control: small models fail in known ways (docs/engine.md, "Helping small models"):
+they repeat one call, and they find the culprit and then wander. So: the grammar allows only valid calls,
 repeats are answered from memory with a note (and force a reflection when they persist), steps
 without new information force a final answer, the model always sees its remaining budget, the last
 step may only finish, and a final answer must mention what the observations showed.

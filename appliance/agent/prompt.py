@@ -58,15 +58,15 @@ def _brief(description: str) -> str:
 def describe_tool(spec: ToolSpec) -> str:
     """One line: `- name(arguments): returns ... Use for ... Not for ...`.
 
-    Why one line and no per-tool example: the full descriptions with an example each made the
-    system prompt 2,255 Qwen tokens, evaluated on every fresh start; the grammar already admits
-    only valid arguments, so the model needs the names, not the bounds."""
+    Why one line and no per-tool example: the system prompt is evaluated on every fresh start and
+    full descriptions with an example each nearly double it (docs/performance-prompt.md); the grammar already
+    admits only valid arguments, so the model needs the names, not the bounds."""
     return f"- {spec.name}{_signature(spec)}: {_brief(spec.description)}"
 
 
 def _finish_tool(settings: EngineSettings) -> str:
-    """No example values here on purpose: small models copy them into their answers (seen with
-    Qwen 0.5B); the worked example below shows the shape."""
+    """No example values here on purpose: small models copy them into their answers; the worked
+    example below shows the shape."""
     fields = ", ".join(RESULT_FIELDS)
     return (f"- {FINISH}(answer, result, evidence): the final answer, once the observations answer the "
             "question. answer: one or two sentences with the facts found. result: only facts you found, "
@@ -82,9 +82,9 @@ def _ask_tool(can_ask: bool) -> str:
 
 
 # The worked example is about the battery: no troubleshooting question here asks about it, and its
-# values cannot pass the answer check on another question (Qwen 0.5B and SmolLM2 copied the earlier
-# disk example "/srv is 99% full" word for word as their answers). The engine also refuses any
-# answer that copies these texts.
+# values cannot pass the answer check on another question (small models copy an example's answer
+# word for word; docs/engine.md, "They copy examples"). The engine also refuses any answer that
+# copies these texts.
 EXAMPLE_QUESTION = "Why does my battery run down so fast?"
 EXAMPLE_ANSWER = "The battery is at 12% and not plugged in, with about 25 minutes left."
 EXAMPLE_TEXTS = (EXAMPLE_ANSWER, "The battery is at 12% and not plugged in.")
@@ -160,8 +160,8 @@ _STOP_WORDS = frozenset(
 
 def _stem(word: str) -> str:
     """A crude stem that maps the forms of one word together: process/processes, file/files,
-    name/names, listen/listening (the old one made "process" and "processes" different words, so a
-    port question matched top_processes better than network_connections)."""
+    name/names, listen/listening, so "processes" in a description matches "process" in a question
+    (and a port question matches network_connections, not top_processes)."""
     for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
@@ -179,9 +179,9 @@ def _stems(text: str) -> set[str]:
 def matching_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> list[str]:
     """The tools whose description shares the most words with the question, best first.
 
-    Why: small models pick by recency and copy examples (Qwen 0.5B chose the last tool of the list
-    and its example command for a CPU question); one line naming the fitting tools right next to
-    the question steers them without taking any tool away.
+    Why: small models pick by recency and copy examples (docs/engine.md, "They pick by recency");
+    one line naming the fitting tools right next to the question steers them without taking any
+    tool away.
     """
     wanted = _stems(question)
     specs = list(specs)
@@ -206,8 +206,8 @@ def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
     a folder → the one that lists a folder (list_dir).
 
     Why: a person who names a place ("the app in /opt/billing cannot connect to its database")
-    expects the assistant to look there first; word matching alone sent Qwen 1.5B to
-    network_connections, and its answer then rested on nothing it had seen."""
+    expects the assistant to look there first; word matching alone points at the words of the
+    problem (network_connections), and an answer then rests on nothing seen of that place."""
     specs = list(specs)
     tools: list[str] = []
     for raw in _PATH_RE.findall(question):
@@ -266,8 +266,8 @@ _SNAPSHOT_SUBJECTS = re.compile(r"\b(cpu|processor|memory|ram|swap|load|fan|hot|
 def snapshot_covers(question: str) -> bool:
     """True when the snapshot (load, top CPU and memory users, fullest disks) can plainly answer
     the question, so `finish` may come before any tool call. Every other question needs at least
-    one tool call first: small models "answered" a port or log question from the snapshot alone
-    (SmolLM2 on 13 of 14 eval scenarios)."""
+    one tool call first: small models "answer" a port or log question from the snapshot alone
+    (docs/engine.md, "They finish without looking")."""
     return bool(_SNAPSHOT_SUBJECTS.search(question))
 
 
@@ -309,8 +309,7 @@ def observation_message(observation: str, *, notes: Iterable[str] = (), steps_le
         )
         return "\n".join(parts)
     # The notes and the budget come first and the observation last: small models copy the last
-    # text they read into their answer (Qwen 0.5B answered with the finish nudge, then with the
-    # rejection message, word for word); copying observation lines at least quotes the evidence.
+    # text they read into their answer; copying observation lines at least quotes the evidence.
     head = [*notes, steps_left_line(steps_left)]
     if plan:
         head.append(f"Follow this plan: {plan}")
@@ -323,8 +322,8 @@ def repeat_note(step: int) -> str:
 
 
 def finish_nudge(kind: str) -> str:
-    """Said after an observation that probably answers the question (Qwen 1.5B had the log's ERROR
-    line at step 1 and then wandered off to unrelated commands)."""
+    """Said after an observation that probably answers the question: small models that have the
+    answer in hand keep calling tools (docs/engine.md, "They do not stop when the answer is in hand")."""
     if kind == "errors":
         return ("The ERROR lines above answer a 'why did it fail' question: if they do, use finish now "
                 "and copy the error line into result.error.")

@@ -60,7 +60,7 @@ def top_processes(
 
 def _headline(sort_by: str, rows: list[dict]) -> str:
     """The answer to "which process uses the most …" in one line, first, so a small model reads it
-    before the list (Qwen 1.5B answered with the last line it read). The appliance is skipped."""
+    before the list (small models answer with the last line they read). The appliance is skipped."""
     first = next((r for r in rows if not r.get("self")), None)
     if first is None:
         return f"top {sort_by}: only the appliance itself"

@@ -196,7 +196,7 @@ def dir_sizes(
         for key, (size, files, is_dir) in ranked
     ]
     data = {"path": str(real), "total": units.size(stats.bytes), "largest": entries}
-    if entries:  # the ranked answer first (Qwen 1.5B answered with the last line of the list)
+    if entries:  # the ranked answer first (small models answer with the last line they read)
         top_entry = entries[0]
         data = {"headline": f"largest: {top_entry['path']} {top_entry['size']} ({top_entry['percent_of_total']}%)", **data}
     return _finish(stats, data, empty=not entries, what="entries")
