@@ -41,15 +41,6 @@ class _NotRecorded:
         pass
 
 
-def tool_registry(extra_roots: Sequence[str | os.PathLike] = ()) -> Registry:
-    """The read-only tools under the default path policy, plus `extra_roots` (`--allow-path`, an
-    evaluation's sandbox)."""
-    from appliance.tools.paths import PathPolicy
-    from appliance.tools.registry import ToolContext, build_registry
-
-    return build_registry(ToolContext(policy=PathPolicy.default(extra_roots=extra_roots)))
-
-
 @dataclass(frozen=True)
 class Wired:
     """One engine with its recorder: `run` yields the engine's events, each recorded first."""
@@ -66,11 +57,13 @@ class Wired:
 
 def wire(model: ChatModel, settings: EngineSettings, *, registry: Registry | None = None,
          extra_roots: Sequence[str | os.PathLike] = (), recorder: Recorder | None = None) -> Wired:
-    """The engine over `model` with the real tools (or `registry`), recording through `recorder`
-    (by default nothing is recorded)."""
+    """The engine over `model` with the real tools under the default path policy plus
+    `extra_roots` (`--allow-path`), or `registry` (an evaluation's, its sandbox readable),
+    recording through `recorder` (by default nothing is recorded)."""
     from appliance.agent.engine import Engine
+    from appliance.tools.registry import default_registry
 
-    tools = registry if registry is not None else tool_registry(extra_roots)
+    tools = registry if registry is not None else default_registry(extra_roots)
     return Wired(Engine(model, tools, settings), recorder if recorder is not None else _NotRecorded())
 
 

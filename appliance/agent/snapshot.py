@@ -63,7 +63,7 @@ def take_snapshot(self_pids: frozenset[int] | None = None, *, sample_seconds: fl
         pass
     snap["top_cpu"], snap["top_memory"] = _processes(self_pids, sample_seconds, top)
     snap = {"headline": headline(snap["top_cpu"], snap["top_memory"]), **snap}
-    disks = []
+    disks: list[dict[str, Any]] = []
     for part in psutil.disk_partitions(all=False):
         try:
             usage = psutil.disk_usage(part.mountpoint)

@@ -97,9 +97,9 @@ class EvalReport:
 
 def default_registry(fault: Fault) -> Registry:
     """The real tools, with the sandbox added to the readable paths."""
-    from appliance.wiring import tool_registry
+    from appliance.tools.registry import default_registry as real_tools
 
-    return tool_registry(fault.roots)
+    return real_tools(fault.roots)
 
 
 def run_case(
