@@ -50,12 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_options(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"appliance.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"appliance.commands.{name}":
-                continue  # a command not built yet in this checkout
-            raise
+        module = importlib.import_module(f"appliance.commands.{name}")
         module.register(subparsers)  # each subparser calls add_common_options itself
     return parser
 

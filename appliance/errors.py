@@ -39,3 +39,14 @@ class UsageError(ApplianceError):
     """The command line asked for something that does not exist or is not allowed."""
 
     exit_code = 2
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception as the one line a person reads (the CLI, the TUI, a run's error). An
+    ApplianceError's message is already that line (a model server that is down, a refused key);
+    anything else is named by its type, so a bug says what it was. Whitespace, line breaks
+    included, is squeezed to single spaces."""
+    if isinstance(exc, ApplianceError):
+        return (" ".join(exc.message.split()) or type(exc).__name__)[:limit]
+    text = " ".join(str(exc).split())
+    return (f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:limit]

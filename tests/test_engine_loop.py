@@ -17,6 +17,7 @@ from appliance.agent.engine import Engine
 from appliance.agent.settings import EngineSettings
 from appliance.llm.fake import ScriptedModel
 from appliance.tools.base import Registry, ToolSpec, fail, ok, result
+from appliance.tools.procs import SELF_LABEL
 from appliance.tools.schema import Range, schema_from_signature
 from typing import Annotated, Literal
 
@@ -64,7 +65,7 @@ class Tools:
             ToolSpec("top_processes", "Processes by CPU or memory.", schema_from_signature(top_processes),
                      top_processes, {"sort_by": "cpu", "n": 5}, ttl=ttl_top),
             ToolSpec("read_log", "The tail of a log.", schema_from_signature(read_log), read_log,
-                     {"path": "/var/log/syslog"}, ttl=None),
+                     {"path": "/var/log/syslog"}, ttl=None, reads="log"),
             ToolSpec("broken", "Always crashes.", schema_from_signature(broken), broken, {}),
             ToolSpec("slow", "Takes too long.", schema_from_signature(slow), slow, {}, timeout=0.2),
             ToolSpec("scan", "Directory scan.", schema_from_signature(scan), scan, {"path": "/tmp"}, ttl=None),
@@ -152,8 +153,8 @@ def test_first_snapshot_is_the_first_observation_and_labels_the_appliance():
     first_user = engine.model.calls[0][0][1].content
     assert "Why is my fan loud?" in first_user and '<observation tool="snapshot"' in first_user
     line = next(l for l in first_user.splitlines() if "pid=999999" in l)
-    assert "THIS APPLIANCE" in line
-    assert "THIS APPLIANCE" not in next(l for l in first_user.splitlines() if "pid=4711" in l)
+    assert SELF_LABEL in line
+    assert SELF_LABEL not in next(l for l in first_user.splitlines() if "pid=4711" in l)
     assert ended(events).status == ev.FINISHED
 
 
@@ -165,7 +166,7 @@ def test_tool_data_mentioning_the_appliance_pid_is_labelled():
     events, _, _ = run([call("top_processes"), finish("python3 is me", process="python3")],
                        registry=registry, self_pids=frozenset({31337}))
     obs = of(events, ev.ObservationMade)[1]
-    assert "THIS APPLIANCE" in obs.text
+    assert SELF_LABEL in obs.text
 
 
 def test_snapshot_can_be_turned_off():

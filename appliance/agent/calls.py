@@ -35,8 +35,8 @@ class CallLog:
     latest: dict[str, CachedObservation] = field(default_factory=dict)
     seen_bodies: set[str] = field(default_factory=set)
 
-    def count(self, key: str) -> int:
-        """Record one more occurrence of the call and return how many there have been."""
+    def note_call(self, key: str) -> int:
+        """Record one more occurrence of the call; how many there have been, this one included."""
         self.occurrences[key] = self.occurrences.get(key, 0) + 1
         return self.occurrences[key]
 

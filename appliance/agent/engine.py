@@ -6,8 +6,8 @@ crash or timeout, a rejected answer) is an event the model reads as an observati
 exception. Only three things end a run early: cancel, a budget, and a model failure; each still
 ends with `RunEnded`, always the last event.
 
-Why the loop control: small models fail in known ways. Qwen 0.5B repeated one call six times;
-Qwen 1.5B found the culprit at step 2 and then wandered. So: the grammar allows only valid calls,
+Why the loop control: small models fail in known ways (docs/engine.md, "Helping small models"):
+they repeat one call, and they find the culprit and then wander. So: the grammar allows only valid calls,
 repeats are answered from memory with a note (and force a reflection when they persist), steps
 without new information force a final answer, the model always sees its remaining budget, the last
 step may only finish, and a final answer must mention what the observations showed.
@@ -59,10 +59,11 @@ from appliance.agent.prompt import (
     system_prompt,
 )
 from appliance.agent.settings import EngineSettings
-from appliance.agent.snapshot import SELF_LABEL, take_snapshot
-from appliance.errors import ApplianceError
+from appliance.agent.snapshot import take_snapshot
+from appliance.errors import one_line
 from appliance.llm.base import ChatModel, Generation, GenerationStats, Message
 from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, OK, PARTIAL, Registry
+from appliance.tools.procs import label_records
 
 Ask = Callable[[str], "str | None"]
 Snapshot = Callable[[frozenset], Mapping[str, Any]]
@@ -110,11 +111,6 @@ class _ModelFailed(Exception):
     pass
 
 
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:300]
-
-
 def add_stats(a: GenerationStats, b: GenerationStats) -> GenerationStats:
     """Two model calls of one step (the action and its reflection) as one record."""
     values = {}
@@ -144,19 +140,6 @@ def render_with_headline(result: Any, budget: int) -> tuple[str, str, bool]:
     if headline:
         body = f"headline: {clean(headline)}\n{body}"
     return status, body, headline is not None
-
-
-def _label_self(data: Any, self_pids: frozenset) -> Any:
-    """A safety net beside the tools' own labelling: any record whose pid is the appliance's gets
-    the label, so the model never blames itself."""
-    if isinstance(data, dict):
-        out = {k: _label_self(v, self_pids) for k, v in data.items()}
-        if out.get("pid") in self_pids and not any(SELF_LABEL == v for v in out.values()):
-            out["note"] = SELF_LABEL
-        return out
-    if isinstance(data, list):
-        return [_label_self(v, self_pids) for v in data]
-    return data
 
 
 @dataclass
@@ -387,7 +370,7 @@ class _Run:
         elif parsed and action == ASK_USER:
             outcome = yield from self._ask_user(step, parsed)
         elif parsed:
-            outcome = yield from self._act(step, action, action_input)
+            outcome = self._act(step, action, action_input)
         yield ev.ObservationMade(self.run_id, step, action or "step", outcome.status, outcome.text,
                                  summarize(outcome.body), outcome.tool_ms, outcome.cached)
         after = self.ctl.observed(step, action=action, status=outcome.status, new_info=outcome.new_info,
@@ -489,10 +472,10 @@ class _Run:
         for look in self.evidence.looks:
             result = look.result
             if isinstance(result, dict) and "data" in result:
-                result = dict(result, data=_label_self(result["data"], self.e.self_pids))
+                result = dict(result, data=label_records(result["data"], self.e.self_pids))
             status, body, _ = render_with_headline(result, self.s.observation_token_budget)
             parts.append((status, look.tool, body))
-            if look.tool == "read_log":
+            if self._reads_log(look.tool):
                 self.log_bodies.append(body)
         tool_ms = (time.perf_counter() - started) * 1000
         texts = []
@@ -513,14 +496,14 @@ class _Run:
 
     def _snapshot_part(self) -> tuple[str, str, str]:
         try:
-            data = _label_self(dict(self.e.snapshot(self.e.self_pids)), self.e.self_pids)
+            data = label_records(dict(self.e.snapshot(self.e.self_pids)), self.e.self_pids)
             status, body, _ = render_with_headline({"status": OK, "data": data, "error": None},
                                                    self.s.observation_token_budget)
         except Exception as exc:  # a snapshot is a help, never a reason to fail the run
             status, body = ERROR, f"error: snapshot failed: {one_line(exc)}"
         return status, "snapshot", body
 
-    def _act(self, step: int, action: str, action_input: dict) -> Iterator[ev.Event]:
+    def _act(self, step: int, action: str, action_input: dict) -> _Outcome:
         """Run one tool call (or answer it from the run's memory) and describe what it showed."""
         refused = self.registry.check(action, action_input)
         if refused is not None:
@@ -528,7 +511,7 @@ class _Run:
             return _Outcome(status, body, action, evaluation=f"invalid call: {refused['error']}")
         self.ctl.looked = True
         key = call_key(action, action_input)
-        count = self.calls.count(key)
+        count = self.calls.note_call(key)
         previous = self.calls.previous(key)
         spec = self.registry.get(action)
         now = self.e.clock()
@@ -539,16 +522,16 @@ class _Run:
             return _Outcome(REPEAT, cached.body, action, [note], cached=True, repeats=count,
                             evaluation=f"repeat of step {cached.step} (answered from memory)")
         started = time.perf_counter()
-        result = yield from self._call_tool(action, action_input)
+        result = self._call_tool(action, action_input)
         tool_ms = (time.perf_counter() - started) * 1000
         if isinstance(result, dict) and "data" in result:
-            result = dict(result, data=_label_self(result["data"], self.e.self_pids))
+            result = dict(result, data=label_records(result["data"], self.e.self_pids))
         status, body, ranked = render_with_headline(result, self.s.observation_token_budget)
         if status in (OK, EMPTY, PARTIAL):
             self.ctl.tools_worked = True
         new_info = self._remember_body(step, action, status, body)
         self.calls.remember(key, CachedObservation(step, now, status, body, summarize(body)))
-        if spec is not None and spec.name == "read_log":
+        if self._reads_log(action):
             self.log_bodies.append(body)
         notes = []
         evaluation = "new information" if new_info else "no new information"
@@ -557,7 +540,7 @@ class _Run:
             evaluation = "no new information"
             notes.append(repeat_note(previous.step))
             evaluation = f"repeat of step {previous.step} (fresh reading, {evaluation})"
-        elif status == OK and "log" in action and _ERROR_LINE.search(body):
+        elif status == OK and self._reads_log(action) and _ERROR_LINE.search(body):
             notes.append(finish_nudge("errors"))
         elif status == OK and ranked:
             notes.append(finish_nudge("ranked"))
@@ -565,7 +548,11 @@ class _Run:
         return _Outcome(status, body, action, notes, tool_ms=tool_ms, new_info=new_info,
                         evaluation=evaluation, repeats=count if previous is not None else 0)
 
-    def _call_tool(self, action: str, action_input: dict) -> Iterator[ev.Event]:
+    def _reads_log(self, tool: str) -> bool:
+        spec = self.registry.get(tool)
+        return spec is not None and spec.reads == "log"
+
+    def _call_tool(self, action: str, action_input: dict) -> dict:
         """registry.call in a worker, so a cancel does not wait for a slow tool."""
         box: list[dict] = []
         worker = threading.Thread(target=lambda: box.append(self.registry.call(action, action_input)),
@@ -576,7 +563,6 @@ class _Run:
             if self.cancel.is_set():
                 raise _Stop(ev.CANCELLED, "cancelled while a tool was running")
         return box[0] if box else {"status": ERROR, "data": None, "error": "the tool returned nothing"}
-        yield  # pragma: no cover - makes this a generator like its siblings
 
     def _ask_user(self, step: int, parsed: Step) -> Iterator[ev.Event]:
         question = str(parsed.action_input.get("question", "")).strip()
@@ -694,10 +680,7 @@ class _Run:
             worker.join()
         if "error" in box:
             error = box["error"]
-            # An ApplianceError's message is already the one line for the person (a model server
-            # that is down, a refused key); anything else is named by its type.
-            said = " ".join(error.message.split()) if isinstance(error, ApplianceError) else one_line(error)
-            raise _ModelFailed(f"the model failed: {said}")
+            raise _ModelFailed(f"the model failed: {one_line(error)}")
         gen: Generation = box["gen"]
         self.prompt_tokens += gen.stats.prompt_tokens_evaluated
         self.prompt_reused += gen.stats.prompt_tokens_reused

@@ -11,6 +11,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 
+# The most steps a person may set (`appliance ask --max-steps`, the TUI's step limit): beyond it a
+# small model only wanders, and a run would take many minutes.
+MAX_STEPS_LIMIT = 50
+
+
 @dataclass(frozen=True)
 class EngineSettings:
     """Loop control and output bounds for one run.

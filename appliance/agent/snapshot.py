@@ -1,66 +1,50 @@
 """A short snapshot of the machine, given to the model as its first observation.
 
 Why: a small model that starts from evidence (load, the top CPU and memory users, the fullest
-disks) needs fewer steps and guesses less than one that starts from a blank page. The appliance's
-own process is labelled, because running the model makes it one of the biggest CPU and memory
-users on the machine and it must never be blamed.
+disks) needs fewer steps and guesses less than one that starts from a blank page. The processes
+come from the tools' own sampling (`tools.procs`), so the snapshot shows the same numbers, in the
+same units and with the same label on the appliance's own processes, as `top_processes` does.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from typing import Any, Iterable
+from typing import Any
 
-SELF_LABEL = "THIS APPLIANCE (the assistant itself, not a culprit)"
+from appliance.tools import procs
+
+_SNAPSHOT_KEYS = ("pid", "name", "cpu_percent", "memory_percent", "user", "self")
 
 
-def _processes(self_pids: frozenset[int], sample_seconds: float) -> list[dict[str, Any]]:
+def _processes(self_pids: frozenset[int], sample_seconds: float, top: int) -> tuple[list[dict], list[dict]]:
+    """The top CPU and the top memory users of one sample, as short rows."""
     import psutil
 
-    procs = []
-    for proc in psutil.process_iter(["pid", "name", "username"]):
-        try:
-            proc.cpu_percent(None)
-            procs.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    time.sleep(sample_seconds)
-    rows = []
-    for proc in procs:
-        try:
-            with proc.oneshot():
-                row = {
-                    "pid": proc.pid,
-                    "name": proc.info.get("name") or "?",
-                    "cpu_pct": round(proc.cpu_percent(None), 1),
-                    "mem_pct": round(proc.memory_percent(), 1),
-                    "user": proc.info.get("username") or "?",
-                }
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-        if proc.pid in self_pids:
-            row["note"] = SELF_LABEL
-        rows.append(row)
-    return rows
+    taken = procs.sample(sample_seconds)
+    own = procs.own_tree(self_pids)
+    total_mem = psutil.virtual_memory().total
 
+    def rows(key: Any) -> list[dict[str, Any]]:
+        ranked = sorted(taken.procs, key=key, reverse=True)[:top]
+        full = (procs.row(p, own, taken.cpu_count, total_mem) for p in ranked)
+        return [{k: r[k] for k in _SNAPSHOT_KEYS if k in r} for r in full]
 
-def label_self(rows: Iterable[dict[str, Any]], self_pids: frozenset[int]) -> list[dict[str, Any]]:
-    return [dict(row, note=SELF_LABEL) if row.get("pid") in self_pids and "note" not in row else row for row in rows]
+    return (rows(lambda p: p.get("cpu_cores", 0.0)),
+            rows(lambda p: p["memory_info"].rss if p.get("memory_info") else 0))
 
 
 def headline(top_cpu: list[dict[str, Any]], top_memory: list[dict[str, Any]]) -> str:
     """The top CPU and memory users in one line, the appliance skipped: the engine shows it first,
     because small models answer a "which process …" question with the last line they read."""
     def first(rows: list[dict[str, Any]], key: str, what: str) -> str:
-        row = next((r for r in rows if r.get("note") != SELF_LABEL), None)
+        row = next((r for r in rows if not r.get("self")), None)
         return f"top {what}: pid={row['pid']} name={row['name']} {row[key]}%" if row else f"top {what}: none"
-    return f"{first(top_cpu, 'cpu_pct', 'cpu')}; {first(top_memory, 'mem_pct', 'memory')}"
+    return f"{first(top_cpu, 'cpu_percent', 'cpu')}; {first(top_memory, 'memory_percent', 'memory')}"
 
 
 def take_snapshot(self_pids: frozenset[int] | None = None, *, sample_seconds: float = 0.5, top: int = 4) -> dict[str, Any]:
     """Load, memory, the top CPU and memory users (CPU sampled over an interval, not psutil's
-    first-call zero) and the fullest real disks. Never raises: a missing reading is left out."""
+    first-call zero) and the fullest real disks. A missing reading is left out."""
     import psutil
 
     self_pids = frozenset({os.getpid()}) if self_pids is None else self_pids
@@ -77,11 +61,9 @@ def take_snapshot(self_pids: frozenset[int] | None = None, *, sample_seconds: fl
                           "total_mb": mem.total // 2**20, "swap_used_pct": swap.percent}
     except Exception:  # pragma: no cover - psutil readings missing on exotic systems
         pass
-    rows = _processes(self_pids, sample_seconds)
-    snap["top_cpu"] = sorted(rows, key=lambda r: -r["cpu_pct"])[:top]
-    snap["top_memory"] = sorted(rows, key=lambda r: -r["mem_pct"])[:top]
+    snap["top_cpu"], snap["top_memory"] = _processes(self_pids, sample_seconds, top)
     snap = {"headline": headline(snap["top_cpu"], snap["top_memory"]), **snap}
-    disks = []
+    disks: list[dict[str, Any]] = []
     for part in psutil.disk_partitions(all=False):
         try:
             usage = psutil.disk_usage(part.mountpoint)

@@ -18,7 +18,7 @@ import psutil
 
 from appliance.analyzers.base import OK, WARNING, Finding
 from appliance.analyzers.readings import ReadingUnavailable, Readings
-from appliance.tools.procs import SELF_SUFFIX
+from appliance.tools.procs import self_name
 
 CONNECTIONS_WARNING = 500  # sockets of one process, not listening
 STATE_WARNING = {psutil.CONN_CLOSE_WAIT: 20, psutil.CONN_SYN_SENT: 20}
@@ -44,7 +44,7 @@ def _name(pid: int | None, readings: Readings) -> str:
         except psutil.Error:
             return "?"
     name = readings.get(f"name:{pid}", read)
-    return name + (SELF_SUFFIX if pid in readings.own() else "")
+    return self_name(name) if pid in readings.own() else name
 
 
 def _is_listener(conn) -> bool:

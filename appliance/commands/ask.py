@@ -19,11 +19,10 @@ from dataclasses import replace
 from typing import Any, Callable, TextIO
 
 from appliance.agent import events as ev
+from appliance.agent.settings import MAX_STEPS_LIMIT
 from appliance.agent.timing import progress_line, timing_line
 from appliance.commands.common import add_common_options
 from appliance.errors import UsageError
-
-MAX_STEPS_LIMIT = 50
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,22 +69,19 @@ def run_ask(args: argparse.Namespace) -> int:
     settings = replace(settings, allow_ask=interactive)
 
     model = _open_model(args, paths)
-    registry = _registry(args.allow_path)
     from appliance.store import open_recorder
+    from appliance.wiring import wire
 
     recorder = open_recorder(paths.db)
+    wired = wire(model, settings, extra_roots=args.allow_path, recorder=recorder)
     cancel = threading.Event()
     printer = None if args.json else LivePrinter(sys.stdout)
     progress = ProgressPrinter(sys.stderr)
     ask = _terminal_ask(cancel) if interactive else None
-    from appliance.agent.engine import Engine
-
-    engine = Engine(model, registry, settings)
     end: ev.RunEnded | None = None
     final: ev.FinalAnswer | None = None
     with _sigint_cancels(cancel):
-        for event in engine.run(args.question, ask=ask, cancel=cancel):
-            recorder.record(event)
+        for event in wired.run(args.question, ask=ask, cancel=cancel):
             if isinstance(event, ev.FinalAnswer):
                 final = event
             if isinstance(event, ev.RunEnded):
@@ -140,13 +136,6 @@ def _open_model(args: argparse.Namespace, paths: Any) -> Any:
     if not args.json:
         print("loading the model…", file=sys.stderr, flush=True)
     return open_chat_model(getattr(args, "model", None), paths=paths, verbose=bool(getattr(args, "verbose", False)))
-
-
-def _registry(allow_paths: list[str]) -> Any:
-    from appliance.tools.paths import PathPolicy
-    from appliance.tools.registry import ToolContext, build_registry
-
-    return build_registry(ToolContext(policy=PathPolicy.default(extra_roots=allow_paths)))
 
 
 class _sigint_cancels:

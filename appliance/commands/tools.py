@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = actions.add_parser("list", help="every tool with its description and argument schema")
     add_common_options(p)
-    p.add_argument("--json", action="store_true", help="print a JSON array (name, description, parameters, ttl, timeout)")
+    p.add_argument("--json", action="store_true", help="print a JSON array (name, description, parameters, ttl, timeout, reads, first_for, also_for)")
     p.add_argument("--allow-path", action="append", default=[], metavar="DIR",
                    help="also allow reading under DIR (repeatable)")
     p.set_defaults(handler=_list)
@@ -52,7 +52,8 @@ def _list(args: argparse.Namespace) -> int:
     registry = _registry(args)
     if args.json:
         rows = [{"name": s.name, "description": s.description, "parameters": s.parameters,
-                 "example": dict(s.example), "ttl": s.ttl, "timeout": s.timeout} for s in registry.specs]
+                 "example": dict(s.example), "ttl": s.ttl, "timeout": s.timeout, "reads": s.reads,
+                 "first_for": list(s.first_for), "also_for": list(s.also_for)} for s in registry.specs]
         print(json.dumps(rows, indent=2))
         return 0
     for spec in registry.specs:

@@ -12,6 +12,7 @@ import os
 from typing import Any, Callable
 
 from appliance.config import Paths, resolve_paths
+from appliance.wiring import make_engine
 
 
 def make_model_loader(paths: Paths, *, verbose: bool = False) -> Callable[[str | None], Any]:
@@ -66,15 +67,6 @@ def model_choices(paths: Paths) -> Callable[[], list[tuple[str, str]]]:
         return found
 
     return choices
-
-
-def make_engine(model: Any, settings: Any) -> Any:
-    """The real engine with the read-only diagnostic tools."""
-    from appliance.agent.engine import Engine
-    from appliance.tools.paths import PathPolicy
-    from appliance.tools.registry import ToolContext, build_registry
-
-    return Engine(model, build_registry(ToolContext(policy=PathPolicy.default())), settings)
 
 
 def run_checks() -> list:

@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from appliance import __version__
 from appliance.eval import records
@@ -28,7 +28,10 @@ from appliance.eval.sandbox import SandboxError, raise_on_termination, sweep_sta
 from appliance.eval.scenarios import Fault, Scenario
 from appliance.eval.scoring import Outcome, dump_result
 
-RegistryFactory = Callable[[Fault], Any]  # Fault -> appliance.tools.base.Registry
+if TYPE_CHECKING:
+    from appliance.tools.base import Registry
+
+RegistryFactory = Callable[[Fault], "Registry"]
 
 
 @dataclass(frozen=True)
@@ -93,18 +96,11 @@ class EvalReport:
         }
 
 
-def default_registry(fault: Fault) -> Any:
+def default_registry(fault: Fault) -> Registry:
     """The real tools, with the sandbox added to the readable paths."""
-    from appliance.tools.paths import PathPolicy
-    from appliance.tools.registry import ToolContext, build_registry
+    from appliance.tools.registry import default_registry as real_tools
 
-    return build_registry(ToolContext(policy=PathPolicy.default(extra_roots=fault.roots)))
-
-
-def _engine(model: Any, registry: Any, settings: Any) -> Any:
-    from appliance.agent.engine import Engine
-
-    return Engine(model, registry, settings)
+    return real_tools(fault.roots)
 
 
 def run_case(
@@ -153,10 +149,11 @@ def run_case(
 def _ask(model: Any, fault: Fault, tally: RunTally, settings: Any, recorder: Any,
          registry_factory: RegistryFactory, cancel: threading.Event | None) -> str:
     """Run the engine on the fault's question, recording and tallying every event; '' or the crash."""
+    from appliance.wiring import wire
+
     try:
-        engine = _engine(model, registry_factory(fault), settings)
-        for event in engine.run(fault.question, ask=None, cancel=cancel):
-            recorder.record(event)
+        wired = wire(model, settings, registry=registry_factory(fault), recorder=recorder)
+        for event in wired.run(fault.question, ask=None, cancel=cancel):
             tally.add(event)
     except KeyboardInterrupt:
         raise

@@ -89,13 +89,6 @@ class Catalog:
     def names(self) -> list[str]:
         return [e.name for e in self.entries]
 
-    def default_entry(self) -> CatalogEntry:
-        return self.get(self.default)
-
-    def smaller_than(self, entry: CatalogEntry) -> list[CatalogEntry]:
-        """Catalog models smaller than `entry`, largest first (what to offer when memory is short)."""
-        return sorted((e for e in self.entries if e.size < entry.size), key=lambda e: -e.size)
-
 
 def _entry_from_dict(raw: Mapping) -> CatalogEntry:
     return CatalogEntry(

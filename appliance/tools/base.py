@@ -13,7 +13,7 @@ import inspect
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from appliance.tools.schema import schema_from_signature, validate
 
@@ -26,6 +26,12 @@ ERROR = "error"
 DENIED = "denied"  # the path policy or the command allow-list refused the request
 INVALID = "invalid"  # unknown tool or arguments that do not fit its schema
 TIMEOUT = "timeout"
+
+# What a tool reads (`ToolSpec.reads`): the engine and the prompt ask this declaration, never a
+# tool's name, so a tool can be renamed, added or faked in a test without touching them.
+Reads = Literal["system", "process", "memory", "filesystems", "disks", "tree", "network", "sensors",
+                "log", "file", "folder", "command", ""]
+PLACES: frozenset[str] = frozenset({"log", "file", "folder", "tree"})  # tools that look at a path one names
 
 
 def result(status: str, data: Any = None, error: str | None = None) -> ToolResult:
@@ -49,6 +55,10 @@ class ToolSpec:
     example: a valid action_input, used in the prompt's tool list.
     ttl: seconds a result stays fresh within one run (0: never reuse; None: valid for the whole run).
     timeout: seconds after which the registry gives up waiting and returns a timeout result.
+    reads: what it reads (`Reads`): "log" (a log's tail), "file", "folder" (a listing), "tree"
+        (sizes under a folder), "process", "sensors", ...; "" for a tool that declares nothing.
+    first_for / also_for: the analyzer families (`appliance.analyzers`) whose questions this tool
+        is the first / a later tool to dig into; the question message names it for them.
     """
 
     name: str
@@ -58,6 +68,14 @@ class ToolSpec:
     example: Mapping[str, Any] = field(default_factory=dict)
     ttl: float | None = 0.0
     timeout: float = 20.0
+    reads: Reads = ""
+    first_for: tuple[str, ...] = ()
+    also_for: tuple[str, ...] = ()
+
+
+def reading(specs: Iterable[ToolSpec], kind: str) -> ToolSpec | None:
+    """The first tool that reads `kind`, or None."""
+    return next((spec for spec in specs if spec.reads == kind), None)
 
 
 class Registry:
@@ -130,15 +148,21 @@ class ToolMeta:
     ttl: float | None
     timeout: float
     example: Mapping[str, Any]
+    reads: Reads
+    first_for: tuple[str, ...]
+    also_for: tuple[str, ...]
 
 
-def tool(*, ttl: float | None = 0.0, timeout: float = 20.0, example: Mapping[str, Any] | None = None,
+def tool(*, reads: Reads, ttl: float | None = 0.0, timeout: float = 20.0, example: Mapping[str, Any] | None = None,
+         first_for: tuple[str, ...] = (), also_for: tuple[str, ...] = (),
          name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as a tool. Its docstring's first paragraph is the model's description;
-    its signature (minus injected context such as `ctx`) is the argument schema."""
+    its signature (minus injected context such as `ctx`) is the argument schema; `reads` says what
+    it reads (every real tool declares it), `first_for`/`also_for` the check families it serves."""
 
     def mark(func: Callable[..., Any]) -> Callable[..., Any]:
-        func.__tool__ = ToolMeta(name or func.__name__, ttl, timeout, dict(example or {}))  # type: ignore[attr-defined]
+        func.__tool__ = ToolMeta(name or func.__name__, ttl, timeout, dict(example or {}), reads,  # type: ignore[attr-defined]
+                                 tuple(first_for), tuple(also_for))
         return func
 
     return mark
@@ -164,4 +188,7 @@ def bind(func: Callable[..., Any], wrap: Callable[[Callable[..., Any]], Callable
         example=meta.example,
         ttl=meta.ttl,
         timeout=meta.timeout,
+        reads=meta.reads,
+        first_for=meta.first_for,
+        also_for=meta.also_for,
     )

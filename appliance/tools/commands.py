@@ -79,7 +79,8 @@ def match_allowed(command: str) -> list[str] | str:
     return "not an allowed command"
 
 
-@tool(ttl=10.0, timeout=20.0, example={"command": "uname -a"})
+@tool(reads="command", ttl=10.0, timeout=20.0, example={"command": "uname -a"},
+      first_for=("failed_services", "kernel_errors", "clock"))
 def run_readonly(
     ctx: ToolContext,
     command: Annotated[str, MaxLen(200), Doc("one allowed command, e.g. 'uname -a'")],

@@ -48,7 +48,7 @@ def _filesystems() -> list[tuple]:
     return found
 
 
-@tool(ttl=30.0, timeout=10.0)
+@tool(reads="filesystems", ttl=30.0, timeout=10.0, first_for=("filesystem_full", "inodes", "readonly_fs"))
 def disk_usage(ctx: ToolContext) -> dict:
     """Every real filesystem: device, type, size, used %, free space and inode use %, fullest first.
     Use for "disk full" or "no space left"; then dir_sizes on the full mount to find what fills it."""
@@ -69,7 +69,7 @@ def disk_usage(ctx: ToolContext) -> dict:
                "filesystems": rows, "note": f"memory-backed filesystems (tmpfs) are listed only when over {NEARLY_FULL:.0f}% full"})
 
 
-@tool(ttl=3.0, timeout=12.0, example={"sample_seconds": 1.0})
+@tool(reads="disks", ttl=3.0, timeout=12.0, example={"sample_seconds": 1.0}, first_for=("disk_io",))
 def disk_io(
     ctx: ToolContext,
     sample_seconds: Annotated[float, Range(0.2, 5.0), Doc("sampling interval")] = 1.0,

@@ -36,7 +36,7 @@ def looks_binary(sample: bytes) -> bool:
     return text.count("\ufffd") > max(8, len(text) // 20)
 
 
-@tool(ttl=10.0, timeout=10.0, example={"path": "/etc/fstab"})
+@tool(reads="file", ttl=10.0, timeout=10.0, example={"path": "/etc/fstab"})
 def read_file(
     ctx: ToolContext,
     path: PathArg,
@@ -86,7 +86,7 @@ def _kind(mode: int) -> str:
     return "device"
 
 
-@tool(ttl=10.0, timeout=10.0, example={"path": "/var/log"})
+@tool(reads="folder", ttl=10.0, timeout=10.0, example={"path": "/var/log"})
 def list_dir(
     ctx: ToolContext,
     path: PathArg,

@@ -207,7 +207,8 @@ def _journal(ctx: ToolContext, unit: str, level: str) -> tuple[list[str], dict] 
     return lines, {"source": "systemd journal" + (f", unit {unit}" if unit else "")}
 
 
-@tool(ttl=10.0, timeout=20.0, example={"path": "/var/log/syslog", "lines": 30, "level": "error"})
+@tool(reads="log", ttl=10.0, timeout=20.0, example={"path": "/var/log/syslog", "lines": 30, "level": "error"},
+      first_for=("oom", "log_errors"), also_for=("failed_services",))
 def read_log(
     ctx: ToolContext,
     path: Annotated[str, MaxLen(512), Doc("log file path, 'journal', or 'journal:UNIT' (e.g. journal:nginx.service)")] = "journal",

@@ -42,7 +42,7 @@ def _oom_kills() -> int | None:
     return None
 
 
-@tool(ttl=5.0, timeout=10.0, example={"n": 5})
+@tool(reads="memory", ttl=5.0, timeout=10.0, example={"n": 5}, first_for=("swap",), also_for=("memory",))
 def memory_report(
     ctx: ToolContext,
     n: Annotated[int, Range(1, 20), Doc("how many top consumers")] = 6,

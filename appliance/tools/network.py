@@ -13,11 +13,11 @@ import psutil
 from appliance.tools import units
 from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.context import ToolContext
-from appliance.tools.procs import SELF_SUFFIX, is_root, own_tree
+from appliance.tools.procs import is_root, own_tree, self_name
 from appliance.tools.schema import Doc, Range
 
 
-@tool(ttl=3.0, timeout=12.0, example={"sample_seconds": 1.0})
+@tool(reads="network", ttl=3.0, timeout=12.0, example={"sample_seconds": 1.0})
 def network_interfaces(
     ctx: ToolContext,
     sample_seconds: Annotated[float, Range(0.2, 5.0), Doc("sampling interval")] = 1.0,
@@ -75,10 +75,11 @@ def _owner(pid: int | None, names: dict[int, str], own: set[int]) -> str | None:
             names[pid] = psutil.Process(pid).name()
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             names[pid] = "?"
-    return f"{names[pid]}{SELF_SUFFIX if pid in own else ''} (pid {pid})"
+    return f"{self_name(names[pid]) if pid in own else names[pid]} (pid {pid})"
 
 
-@tool(ttl=5.0, timeout=10.0, example={"kind": "tcp", "state": "listen"})
+@tool(reads="network", ttl=5.0, timeout=10.0, example={"kind": "tcp", "state": "listen"},
+      first_for=("listening", "connections"))
 def network_connections(
     ctx: ToolContext,
     kind: Annotated[Literal["tcp", "udp", "all"], Doc("protocol")] = "all",

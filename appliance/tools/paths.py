@@ -150,12 +150,6 @@ class PathPolicy:
         resolved = _unique(tuple(_root(r, home) for r in roots))
         return cls(read_roots=resolved, list_roots=resolved, home=home, added_roots=resolved)
 
-    def describe(self) -> dict:
-        return {
-            "readable": [str(r) for r in self.read_roots],
-            "listable": [str(r) for r in self.list_roots],
-        }
-
     # -- deciding ---------------------------------------------------------------------------------
 
     def resolve(self, path: str, purpose: Purpose = "read") -> Path:

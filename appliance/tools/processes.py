@@ -13,7 +13,8 @@ from appliance.tools.context import ToolContext
 from appliance.tools.procs import command_line, is_root, label, own_tree, row, sample
 from appliance.tools.schema import Doc, Range
 
-@tool(ttl=3.0, timeout=15.0, example={"sort_by": "cpu", "n": 5})
+@tool(reads="process", ttl=3.0, timeout=15.0, example={"sort_by": "cpu", "n": 5},
+      first_for=("cpu", "memory", "zombies", "threads", "restarts"), also_for=("disk_io",))
 def top_processes(
     ctx: ToolContext,
     sort_by: Annotated[Literal["cpu", "memory", "io"], Doc("what to rank by")] = "cpu",
@@ -59,7 +60,7 @@ def top_processes(
 
 def _headline(sort_by: str, rows: list[dict]) -> str:
     """The answer to "which process uses the most …" in one line, first, so a small model reads it
-    before the list (Qwen 1.5B answered with the last line it read). The appliance is skipped."""
+    before the list (small models answer with the last line they read). The appliance is skipped."""
     first = next((r for r in rows if not r.get("self")), None)
     if first is None:
         return f"top {sort_by}: only the appliance itself"
@@ -71,7 +72,8 @@ def _headline(sort_by: str, rows: list[dict]) -> str:
     return f"top {sort_by}: pid={first['pid']} name={first['name']} {amount}"
 
 
-@tool(ttl=3.0, timeout=10.0, example={"pid": 1})
+@tool(reads="process", ttl=3.0, timeout=10.0, example={"pid": 1},
+      first_for=("deleted_open", "open_files"), also_for=("zombies",))
 def process_details(
     ctx: ToolContext,
     pid: Annotated[int, Range(1, 4194304), Doc("process ID")],

@@ -1,7 +1,10 @@
 """Shared pieces for the process tools: one sampled reading of every process, the appliance's own
-process tree, and a process as compact, redacted data.
+process tree, a process as compact, redacted data, and the one label of the appliance's own processes.
 
 CPU use is measured over an interval (two readings of cpu_times), never psutil's first-call zero.
+The label lives here, beside the sampling, so the tools, the analyzers, the engine's snapshot and
+the prompt all mark and name the appliance the same way: the model runs inside it, which makes it
+one of the busiest processes on the machine, and it must never be blamed.
 """
 
 from __future__ import annotations
@@ -9,13 +12,14 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import psutil
 
 from appliance.tools import units
 from appliance.tools.redact import redact
 
-SELF_SUFFIX = " (appliance itself)"
+SELF_LABEL = "(appliance itself)"  # after the name of every process of the appliance's own
 CMD_LIMIT = 160
 
 
@@ -37,12 +41,29 @@ def command_line(proc_info: dict) -> str:
     return units.clip(redact(text), CMD_LIMIT)
 
 
-def label(row: dict, pid: int, own: set[int]) -> dict:
-    """Mark the appliance's own processes so the model never blames them."""
-    if pid in own:
-        row["name"] = f"{row.get('name') or '?'}{SELF_SUFFIX}"
+def self_name(name: str) -> str:
+    """A process name with the appliance's label after it."""
+    return f"{name} {SELF_LABEL}"
+
+
+def label(row: dict, pid: int, own: set[int] | frozenset[int]) -> dict:
+    """Mark one of the appliance's own processes (once) so the model never blames it."""
+    if pid in own and not row.get("self"):
+        row["name"] = self_name(row.get("name") or "?")
         row["self"] = True
     return row
+
+
+def label_records(data: Any, own: set[int] | frozenset[int]) -> Any:
+    """A copy of `data` with every record (a dict with a `pid`) of the appliance's labelled, however
+    deep: the engine's safety net for data the tools did not label themselves."""
+    if isinstance(data, dict):
+        out = {key: label_records(value, own) for key, value in data.items()}
+        pid = out.get("pid")
+        return label(out, pid, own) if isinstance(pid, int) else out
+    if isinstance(data, list):
+        return [label_records(value, own) for value in data]
+    return data
 
 
 _ATTRS = ["pid", "name", "username", "cmdline", "create_time", "memory_info", "cpu_times", "status", "num_threads"]

@@ -20,7 +20,7 @@ def read_sensor(name: str):
         return None
 
 
-@tool(ttl=5.0, timeout=10.0)
+@tool(reads="sensors", ttl=5.0, timeout=10.0, first_for=("sensors",))
 def sensors(ctx: ToolContext) -> dict:
     """Temperatures (hottest first, with high/critical limits), fan speeds, battery charge, charging state and time left.
     Use for "fan is loud", "laptop is hot", "battery drains". Says plainly when a machine has none."""

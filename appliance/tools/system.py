@@ -27,7 +27,7 @@ def _cpu_busy_percent(seconds: float = 0.3) -> float:
     return units.pct(100.0 - shares.idle - getattr(shares, "iowait", 0.0))
 
 
-@tool(ttl=5.0, timeout=10.0)
+@tool(reads="system", ttl=5.0, timeout=10.0, first_for=("uptime",))
 def system_overview(ctx: ToolContext) -> dict:
     """OS, kernel, uptime, load averages, CPU count/frequency/use, memory and swap use, battery and sensor availability.
     Use first, to get the lie of the land; then drill down with the specific tools."""

@@ -166,7 +166,8 @@ def _finish(stats: WalkStats, data: dict, empty: bool, what: str) -> dict:
     return result(OK, data)
 
 
-@tool(ttl=None, timeout=30.0, example={"path": "/var", "depth": 1, "top": 10})
+@tool(reads="tree", ttl=None, timeout=30.0, example={"path": "/var", "depth": 1, "top": 10},
+      also_for=("filesystem_full",))
 def dir_sizes(
     ctx: ToolContext,
     path: Annotated[str, MaxLen(512), Doc("directory to measure, e.g. / or /var or ~")],
@@ -195,13 +196,13 @@ def dir_sizes(
         for key, (size, files, is_dir) in ranked
     ]
     data = {"path": str(real), "total": units.size(stats.bytes), "largest": entries}
-    if entries:  # the ranked answer first (Qwen 1.5B answered with the last line of the list)
+    if entries:  # the ranked answer first (small models answer with the last line they read)
         top_entry = entries[0]
         data = {"headline": f"largest: {top_entry['path']} {top_entry['size']} ({top_entry['percent_of_total']}%)", **data}
     return _finish(stats, data, empty=not entries, what="entries")
 
 
-@tool(ttl=None, timeout=30.0, example={"path": "/var/log", "top": 10, "min_size_mb": 10})
+@tool(reads="tree", ttl=None, timeout=30.0, example={"path": "/var/log", "top": 10, "min_size_mb": 10})
 def largest_files(
     ctx: ToolContext,
     path: Annotated[str, MaxLen(512), Doc("directory to search, e.g. / or /var/log or ~")],

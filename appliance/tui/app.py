@@ -15,7 +15,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from textual import on
 from textual.app import App, ComposeResult
@@ -26,20 +26,23 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input
 
 from appliance.agent.timing import progress_line, timing_line
+from appliance.errors import one_line
 from appliance.tui import messages as msg
 from appliance.tui.batching import DELTA_INTERVAL, DeltaBatcher
 from appliance.tui.checks import Checker, ChecksPanel, has_problems
 from appliance.tui.commands import ApplianceCommands
 from appliance.tui.export import MarkdownExporter
 from appliance.tui.history_source import HistorySource, MemoryHistory, RunReplay
-from appliance.tui.loading import ModelLoader, ModelNotOnDisk, Puller, one_line
+from appliance.tui.loading import ModelLoader, ModelNotOnDisk, Puller
 from appliance.tui.render import answer_markdown, answer_title, status_words
 from appliance.tui.screens import AskUserScreen, HistoryScreen, ModelErrorScreen, ModelMissingScreen, ReplayScreen
 from appliance.tui.system_sampler import Sampler
 from appliance.tui.warmup import warm_model
 from appliance.tui.widgets import StatusBar, SystemPanel, Transcript
 
-EngineFactory = Callable[[Any, Any], Any]  # (ChatModel, EngineSettings) -> Engine
+if TYPE_CHECKING:
+    from appliance.wiring import EngineFactory
+
 RecorderFactory = Callable[[], Any]  # called in the run's thread; returns an object with record(event)
 
 WELCOME = (

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from appliance.agent.settings import MAX_STEPS_LIMIT
+
 if TYPE_CHECKING:
     from appliance.tui.app import ApplianceApp
 
 STEP_LIMITS = (2, 3, 4, 6, 8, 10, 12, 16, 20)
-MAX_STEP_LIMIT = 50
 
 
 def app_commands(app: "ApplianceApp") -> Iterator[tuple[str, str, Callable[[], object]]]:
@@ -62,4 +63,4 @@ def typed_step_limit(query: str) -> int | None:
     if "step" not in " ".join(words) or not words or not words[-1].isdigit():
         return None
     value = int(words[-1])
-    return value if 1 <= value <= MAX_STEP_LIMIT else None
+    return value if 1 <= value <= MAX_STEPS_LIMIT else None

@@ -26,12 +26,3 @@ class ModelNotOnDisk(ModelError):
         self.size = size
         self.detail = detail or f"model {name} is not downloaded"
         self.can_pull = can_pull
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as the one line a person reads (ApplianceError messages are already that)."""
-    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    first = str(message).strip().splitlines()[0] if str(message).strip() else type(exc).__name__
-    if not getattr(exc, "message", None):
-        first = f"{type(exc).__name__}: {first}" if str(exc) else first
-    return first[:300]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from appliance.tui import messages as msg
-from appliance.tui.loading import one_line
+from appliance.errors import one_line
 
 
 def warm_model(post: Callable[[Any], None], engine: Any, should_stop: Callable[[], bool]) -> None:
