@@ -188,7 +188,8 @@ def longest_output(schema: Mapping[str, Any]) -> int | None:
     eight unparsable steps in a row (eval control_disk)."""
     if "anyOf" in schema:
         sizes = [longest_output(option) for option in schema["anyOf"]]
-        return None if any(size is None for size in sizes) else max(sizes, default=0)
+        bounded = [size for size in sizes if size is not None]
+        return None if len(bounded) < len(sizes) else max(bounded, default=0)
     if "const" in schema:
         return len(json.dumps(schema["const"]))
     if "enum" in schema:

@@ -81,7 +81,7 @@ def take_snapshot(self_pids: frozenset[int] | None = None, *, sample_seconds: fl
     snap["top_cpu"] = sorted(rows, key=lambda r: -r["cpu_pct"])[:top]
     snap["top_memory"] = sorted(rows, key=lambda r: -r["mem_pct"])[:top]
     snap = {"headline": headline(snap["top_cpu"], snap["top_memory"]), **snap}
-    disks = []
+    disks: list[dict[str, Any]] = []
     for part in psutil.disk_partitions(all=False):
         try:
             usage = psutil.disk_usage(part.mountpoint)
