@@ -15,7 +15,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from textual import on
 from textual.app import App, ComposeResult
@@ -39,8 +39,14 @@ from appliance.tui.system_sampler import Sampler
 from appliance.tui.warmup import warm_model
 from appliance.tui.widgets import StatusBar, SystemPanel, Transcript
 
-EngineFactory = Callable[[Any, Any], Any]  # (ChatModel, EngineSettings) -> Engine
-RecorderFactory = Callable[[], Any]  # called in the run's thread; returns an object with record(event)
+if TYPE_CHECKING:
+    from appliance.agent.engine import Engine
+    from appliance.agent.settings import EngineSettings
+    from appliance.llm.base import ChatModel
+    from appliance.store.recorder import Recorder
+
+EngineFactory = Callable[["ChatModel", "EngineSettings"], "Engine"]
+RecorderFactory = Callable[[], "Recorder"]  # called in the run's thread
 
 WELCOME = (
     "Ask about this machine below and press Enter. For example:\n"
