@@ -38,7 +38,7 @@ def _guarded(original, exit_on_refusal: bool):
             os._exit(EXIT_CODE)
         raise GGUFLoadRefused(message)
 
-    load.gguf_guarded = True  # type: ignore[attr-defined]
+    load.gguf_guarded = True
     return load
 
 
@@ -76,7 +76,7 @@ class _Finder(importlib.abc.MetaPathFinder):
             run_module(module)
             _wrap(module, exit_on_refusal)
 
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        spec.loader.exec_module = exec_module
         return spec
 
 
