@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from appliance import __version__
 from appliance.commands import COMMAND_MODULES
@@ -20,7 +20,7 @@ class OneLineParser(argparse.ArgumentParser):
     """Bad arguments end in one line and a hint, exit 2, instead of a usage block. Subparsers are
     made of the same class (argparse builds them with the parent's type), so every command has it."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
         raise SystemExit(2)
 

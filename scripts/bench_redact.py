@@ -2,7 +2,7 @@
 """Benchmark: how long `redact()` takes per observation, and what it does to the corpus.
 
 An observation is what one tool step shows the model: at most ~5,000 characters (read_log's
-TEXT_LIMIT), usually less. This builds observations from the test corpus (tests/secret_corpus.py):
+TEXT_LIMIT), usually less. This builds observations from the test corpus (tests/support/secret_corpus.py):
 ordinary log lines with the planted secret lines mixed in, 5,000 characters each, and times
 `redact` on each, then reports the corpus numbers the docs quote (shapes, formats, masked share,
 false-positive rate on 10,000 ordinary log lines).
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import secret_corpus  # noqa: E402
+from support import secret_corpus  # noqa: E402
 from appliance.eval.records import leaked_in_text  # noqa: E402
 from appliance.tools.redact import redact  # noqa: E402
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Run the whole test suite: set up if needed, pull the three models the real-model tests use
-# (SmolLM2-135M, Qwen2.5-Coder-0.5B and 1.5B, verified and skipped when already there), then pytest.
-# Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_pull.py -x`).
-# Exits with pytest's exit code.
+# (SmolLM2-135M, Qwen2.5-Coder-0.5B and 1.5B, verified and skipped when already there), check the
+# types (mypy) and the layer contracts (lint-imports), both configured in pyproject.toml, then pytest.
+# Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_pull.py -x`, or
+# `bash scripts/test.sh -m "not model"` for the fast tier that loads no model).
+# Exits non-zero when a check fails, else with pytest's exit code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +28,11 @@ for model in smollm2-135m-instruct qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5
         echo "test: !!! could not pull $model: its real-model tests will be skipped (or fail under CI)" >&2
     fi
 done
+
+echo "test: checking types (mypy)"
+.venv/bin/mypy
+echo "test: checking the layer contracts (lint-imports)"
+.venv/bin/lint-imports --no-logo --no-cache
 
 echo "test: running the test suite"
 exec .venv/bin/python -m pytest -q "$@"

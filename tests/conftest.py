@@ -6,6 +6,11 @@ is pulled through the appliance's own pull code into the models folder (the test
 all three beforehand, so this is normally a verified no-op). If it cannot be had, the
 test is skipped with a loud reason on a developer's machine, and FAILS under CI (env CI set): a
 CI run that silently skipped every real-model test would prove nothing.
+
+Test tiers: a test that asks for one of those fixtures (directly or through another fixture) gets
+the `model` marker here, so `pytest -m "not model"` is the fast tier. A test without the marker
+that loads a GGUF anyway, in this process or in an appliance process it starts, fails
+(support/gguf_guard).
 """
 
 from __future__ import annotations
@@ -21,6 +26,32 @@ from appliance.config import resolve_paths
 from appliance.errors import ApplianceError
 from appliance.llm.catalog import load_catalog
 from appliance.llm.pull import pull
+from support.gguf_guard import sitecustomize as gguf_guard
+
+MODEL_FIXTURES = frozenset({"smollm2_path", "qwen05_path", "qwen15_path"})
+GUARD_DIR = Path(gguf_guard.__file__).parent
+gguf_guard.install(exit_on_refusal=False)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)
+
+
+@pytest.fixture(autouse=True)
+def _no_gguf_without_the_model_marker(request, tmp_path_factory, monkeypatch):
+    """Outside `model` tests, refuse and record every GGUF load (here and in child processes)."""
+    if request.node.get_closest_marker("model") is not None:
+        yield
+        return
+    record = tmp_path_factory.mktemp("gguf-guard") / "loads.txt"
+    monkeypatch.setenv(gguf_guard.ENV, str(record))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(GUARD_DIR), os.environ.get("PYTHONPATH")])))
+    yield
+    if record.exists():
+        pytest.fail(f"this test loads a GGUF but has no `model` marker: {record.read_text().strip()}", pytrace=False)
 
 
 def _model_path(name: str) -> Path:

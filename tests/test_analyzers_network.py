@@ -8,7 +8,7 @@ import time
 import socket
 
 from appliance.analyzers import network
-from analyzers_support import assert_verdicts, planted, problems, readings, wait_for
+from support.analyzers import assert_verdicts, planted, problems, readings, wait_for
 
 # A server on loopback that accepts every connection and keeps it (or closes it at once).
 SERVER = """

@@ -10,7 +10,7 @@ import psutil
 
 from appliance.analyzers import process_counts, restarts
 from appliance.analyzers.common import command, name_of
-from analyzers_support import assert_verdicts, planted, problems, readings
+from support.analyzers import assert_verdicts, planted, problems, readings
 
 ZOMBIE_PARENT = """
 import os, pathlib, time

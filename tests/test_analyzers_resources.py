@@ -20,7 +20,7 @@ from appliance.analyzers import CRITICAL, OK, WARNING, Readings, for_question, r
 from appliance.analyzers.families import RESOURCES
 from appliance.analyzers.oom import Kill, _severity
 from appliance.eval.sandbox import Sandbox, short_token
-from resource_faults import (MIB, SAY_DONE, SLEEP_FOREVER, WAIT_FOR_GO, MemoryGroup, ext4_image, fill, go_and_wait,
+from support.resource_faults import (MIB, SAY_DONE, SLEEP_FOREVER, WAIT_FOR_GO, MemoryGroup, ext4_image, fill, go_and_wait,
                              need, remount, swapfile, tmpfs)
 
 PROBLEM = (WARNING, CRITICAL)

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from resource_faults import fill, remount, tmpfs
+from support.resource_faults import fill, remount, tmpfs
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 RANK = {"ok": 0, "unknown": 0, "warning": 1, "critical": 2}

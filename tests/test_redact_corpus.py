@@ -1,4 +1,4 @@
-"""The redactor against a corpus of secret shapes (tests/secret_corpus.py: the public rule sets of
+"""The redactor against a corpus of secret shapes (tests/support/secret_corpus.py: the public rule sets of
 gitleaks and detect-secrets plus the shapes of issue 15), planted in real files of eleven formats,
 real process command lines and real mount sources, and read back through every tool that shows
 text, the store and the export: nothing of any secret may come back. And the other side: ordinary
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-import secret_corpus as corpus
+from support import secret_corpus as corpus
 from appliance.agent import events as ev
 from appliance.eval.records import CANARY_WINDOW, canary_windows, leaked_in_text
 from appliance.store import export, open_store
@@ -30,7 +30,7 @@ from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathPolicy
 from appliance.tools.redact import redact
 from appliance.tools.registry import build_registry
-from test_store_support import MODEL, SETTINGS
+from support.store import MODEL, SETTINGS
 
 ENTRIES = corpus.entries(seed=15)
 FILE_CHARS = 4200  # each file's lines fit in one read_log result (5,000 characters)

@@ -14,7 +14,7 @@ import pytest
 from appliance.agent import events as ev
 from appliance.cli import main
 from appliance.store import open_store
-from remote_support import OpenAIStub, SilentServer, StubServer, add_remote, error_lines
+from support.remote import OpenAIStub, SilentServer, StubServer, add_remote, error_lines
 
 QUESTION = "what is using the most cpu?"
 

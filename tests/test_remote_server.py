@@ -18,9 +18,9 @@ from appliance.commands.ask import _registry
 from appliance.config import resolve_paths
 from appliance.llm.runtime import open_chat_model
 from appliance.store import open_recorder, open_store
-from remote_support import API_KEY, MODEL_ALIAS, LlamaServer, add_remote, error_lines, free_port
-from test_tui_support import ask as tui_ask
-from test_tui_support import make_app, run, wait_for
+from support.remote import API_KEY, MODEL_ALIAS, LlamaServer, add_remote, error_lines, free_port
+from support.tui import ask as tui_ask
+from support.tui import make_app, run, wait_for
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 

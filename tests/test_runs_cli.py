@@ -16,7 +16,7 @@ from appliance.agent import events as ev
 from appliance.cli import main
 from appliance.store import open_store
 from appliance.store.anonymize import Identity, Masker
-from test_store_support import MODEL, SETTINGS, assert_one_line_error, cli, record_all, run_events
+from support.store import MODEL, SETTINGS, assert_one_line_error, cli, record_all, run_events
 
 HOST = socket.gethostname()
 USER = getpass.getuser()

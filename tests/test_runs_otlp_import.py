@@ -17,7 +17,7 @@ from appliance.llm.fake import ScriptedModel
 from appliance.store import open_store
 from appliance.store.anonymize import Identity
 from appliance.store.otlp import document
-from test_tui_support import STEP_FINISH, STEP_TOOL, registry
+from support.tui import STEP_FINISH, STEP_TOOL, registry
 
 
 def record_runs(db, host: str, questions: list[str], *, fail_second_step: bool = False) -> list[str]:

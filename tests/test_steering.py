@@ -19,7 +19,8 @@ from appliance.agent.judge import AnswerContext, judge_answer
 from appliance.agent.settings import EngineSettings
 from appliance.agent.steering import LOG_CAUSE, NO_PROBLEM, Steer, steer
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
-from appliance.llm.grammar import STARTS_WITH, compile_schema
+from appliance.llm.grammar import compile_schema
+from appliance.llm.keywords import STARTS_WITH
 
 CPU_OK = Finding("cpu", OK, "no CPU hog: the busiest process, kworker (pid 12), uses 2 % of one core; load 0.3 on 2 cores")
 ZOMBIES = Finding("zombies", WARNING, "reaper (pid 4242) holds 5 zombie children", culprit="reaper", pid=4242)

@@ -24,7 +24,7 @@ import pytest
 
 from appliance.agent import events as ev
 from appliance.store import open_store
-from test_store_support import REPO
+from support.store import REPO
 
 CHILD = textwrap.dedent(r'''
     import hashlib, itertools, sys, time

@@ -14,7 +14,7 @@ import pytest
 from appliance.agent import events as ev
 from appliance.errors import StoreError
 from appliance.store import SafeRecorder, open_store
-from test_store_support import (REPO, assert_one_line_error, cli, fill_disk, is_root, record_all, run_events,
+from support.store import (REPO, assert_one_line_error, cli, fill_disk, is_root, record_all, run_events,
                                 tmpfs)
 
 STORE_EXIT = 4

@@ -12,7 +12,7 @@ import sqlite_utils
 
 from appliance.store import migrations, open_store
 from appliance.store.connection import connect
-from test_store_support import REPO, record_all, run_events
+from support.store import REPO, record_all, run_events
 
 DOC = REPO / "docs" / "store.md"
 

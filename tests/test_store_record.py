@@ -12,7 +12,7 @@ from appliance.errors import StoreError, UsageError
 from appliance.llm.base import GenerationStats
 from appliance.store import OBSERVATION_CAP, SafeRecorder, open_recorder, open_store
 from appliance.store.timefmt import epoch, parse_date
-from test_store_support import MODEL, SETTINGS, record_all, run_events
+from support.store import MODEL, SETTINGS, record_all, run_events
 
 
 @pytest.fixture
@@ -175,7 +175,7 @@ def test_open_recorder_carries_the_reason_when_the_database_cannot_be_opened(tmp
 def test_a_second_writer_is_refused_while_the_first_is_open(tmp_path):
     path = tmp_path / "runs.db"
     import subprocess, sys
-    from test_store_support import REPO
+    from support.store import REPO
     holder = subprocess.Popen([sys.executable, "-c",
                                "import sys, time; sys.path.insert(0, sys.argv[2]);"
                                "from appliance.store import open_store; s = open_store(sys.argv[1]);"

@@ -11,7 +11,7 @@ import pytest
 
 from appliance.tools.commands import ALLOWED, match_allowed
 from appliance.tools.runner import find_program, run_capped
-from test_tools_support import registry_for
+from support.tools import registry_for
 
 REGISTRY = registry_for("/tmp")
 

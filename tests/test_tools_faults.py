@@ -16,7 +16,7 @@ import pytest
 
 from appliance.tools.registry import ToolContext, build_registry
 from appliance.tools.paths import PathPolicy
-from test_tools_support import kill, registry_for, spawn_detached
+from support.tools import kill, registry_for, spawn_detached
 
 # Burns CPU in several threads (hashlib releases the GIL on large buffers). On a machine shared
 # with other CPU-bound work the scheduler's autogroups share the CPU per session, so where allowed

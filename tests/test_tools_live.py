@@ -15,7 +15,7 @@ import pytest
 
 from appliance.tools.registry import TOOL_FUNCTIONS, default_registry
 from appliance.tools.schema import validate
-from test_tools_support import check_invariants
+from support.tools import check_invariants
 
 REGISTRY = default_registry()
 

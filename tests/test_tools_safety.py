@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from appliance.tools.registry import TOOL_FUNCTIONS
-from test_tools_support import kill, registry_for, spawn_detached
+from support.tools import kill, registry_for, spawn_detached
 
 # Each canary is a secret of one kind; the tests look for the distinctive part of each.
 GITHUB = "ghp_" + "CanaryGithub" + "0123456789abcdefghijklmnop"[:24]

@@ -8,9 +8,9 @@ import time
 
 from appliance.analyzers import Finding, Readings, run_all
 from appliance.tui.checks import findings_text, summary
-from analyzers_support import planted
+from support.analyzers import planted
 from test_analyzers_processes import ZOMBIE_PARENT
-from test_tui_support import ask, make_app, run, wait_for
+from support.tui import ask, make_app, run, wait_for
 
 OK_ONE = Finding("uptime", "ok", "up 2 h 3 min since 2026-12-01 08:00", {"uptime_seconds": 7380})
 WARN_ONE = Finding("zombies", "warning", "worker (pid 7) holds 3 zombie children", {"zombies": 3}, culprit="worker", pid=7)

@@ -19,7 +19,7 @@ from appliance.tui.screens import (
     ReplayScreen,
 )
 from appliance.tui.widgets import StepCard, SystemPanel
-from test_tui_support import (
+from support.tui import (
     STEP_ASK,
     STEP_FINISH,
     STEP_TOOL,

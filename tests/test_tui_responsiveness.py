@@ -13,7 +13,7 @@ import asyncio
 
 from appliance.agent import events as ev
 from appliance.tui.latency import key_latencies, loop_lag
-from test_tui_support import STEP_FINISH, ask, make_app, run, wait_for
+from support.tui import STEP_FINISH, ask, make_app, run, wait_for
 
 LONG_STEP = {"thought": "checking the processes that use the CPU " * 15, "action": "top_processes",
              "action_input": {"limit": 5}}

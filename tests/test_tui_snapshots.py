@@ -16,7 +16,7 @@ from appliance.errors import ModelError
 from appliance.llm.base import ModelInfo
 from appliance.tui.history_source import MemoryHistory
 from appliance.tui.loading import ModelNotOnDisk
-from test_tui_support import STEP_ASK, STEP_FINISH, STEP_TOOL, ask, make_app, wait_for
+from support.tui import STEP_ASK, STEP_FINISH, STEP_TOOL, ask, make_app, wait_for
 
 FIXED_START = 1795900000.0  # 2026-11-28 21:06:40 UTC
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from appliance.agent.settings import EngineSettings
-from appliance.llm.grammar import STARTS_WITH
+from appliance.llm.keywords import STARTS_WITH
 from appliance.tools.base import ToolSpec
 from appliance.tools.schema import validate
 
@@ -197,7 +197,8 @@ def longest_output(schema: Mapping[str, Any]) -> int | None:
     eight unparsable steps in a row (eval control_disk)."""
     if "anyOf" in schema:
         sizes = [longest_output(option) for option in schema["anyOf"]]
-        return None if any(size is None for size in sizes) else max(sizes, default=0)
+        bounded = [size for size in sizes if size is not None]
+        return None if len(bounded) < len(sizes) else max(bounded, default=0)
     if "const" in schema:
         return len(json.dumps(schema["const"]))
     if "enum" in schema:

@@ -75,7 +75,7 @@ def claims_fault(text: str, family: str) -> bool:
     if pattern is not None and claims(text, pattern):
         return True
     noun = _NOUNS.get(family)
-    return bool(noun) and any(_EXCESS.search(c) and re.search(noun, c, re.I) and not _NEGATION.search(c)
+    return noun is not None and any(_EXCESS.search(c) and re.search(noun, c, re.I) and not _NEGATION.search(c)
                               for c in clauses(text))
 
 
@@ -112,7 +112,7 @@ def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[F
         problem = next(iter(problems_for(findings, topics)), None)
         if problem is not None:
             return f"[contradicts-check: {problem.line()[:160]}]"
-    by_family = {}
+    by_family: dict[str, list[Finding]] = {}
     for finding in findings:
         by_family.setdefault(finding.family, []).append(finding)
     for family in FAULT_CLAIMS:

@@ -148,7 +148,7 @@ _ERROR_LINE = re.compile(r"^.*\b(?:ERROR|FATAL|CRITICAL|PANIC|error|failed|refus
 
 def log_error_lines(bodies: Iterable[str]) -> list[str]:
     """Lines of read_log observations (or the first evidence) that state an error."""
-    lines = []
+    lines: list[str] = []
     for body in bodies:
         if "level" in body or "error" in body.lower():
             lines.extend(m.group(0).strip() for m in _ERROR_LINE.finditer(body) if len(m.group(0)) > 20)

@@ -7,6 +7,7 @@ Thresholds and why: docs/analyzers.md, table `cpu`.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from appliance.analyzers import procfs
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
@@ -58,7 +59,7 @@ def analyze(readings: Readings) -> list[Finding]:
     others = sorted(readings.others(), key=lambda p: p.get("cpu_cores", 0.0), reverse=True)
     busiest = others[0] if others else None
     busy_cores = busiest.get("cpu_cores", 0.0) if busiest else 0.0
-    values = {
+    values: dict[str, Any] = {
         "cores": cores, "load1": round(load1, 2), "load5": round(load5, 2),
         "load_per_core": round(load1 / cores, 2), "machine_cpu_percent": round(sample.machine_cpu_percent, 1),
         "cpu_pressure_some_avg10": psi_some, "runnable": int(running), "tasks": int(total),

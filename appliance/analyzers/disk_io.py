@@ -7,6 +7,7 @@ process sample's storage-level read/write bytes. Thresholds and why: docs/analyz
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from appliance.analyzers import procfs
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
@@ -30,7 +31,7 @@ def _whole_disks() -> set[str]:
 def _diskstats() -> dict[str, tuple[int, ...]]:
     """name -> (reads, read ms, writes, write ms, io_ticks ms) for whole disks."""
     disks = _whole_disks()
-    out = {}
+    out: dict[str, tuple[int, ...]] = {}
     for line in procfs.read_text("/proc/diskstats").splitlines():
         f = line.split()
         if len(f) >= 13 and f[2] in disks:
@@ -72,7 +73,7 @@ def _top_io(readings: Readings) -> tuple[dict | None, float]:
 def analyze(readings: Readings) -> list[Finding]:
     rows = _rates(procfs.over_interval(readings, "diskstats", _diskstats))
     top, rate = _top_io(readings)
-    values = {"disks": rows}
+    values: dict[str, Any] = {"disks": rows}
     who = ""
     if top is not None and rate > 0:
         values.update(top_io=process_name(top), top_pid=top["pid"], top_read_bytes_per_second=round(top.get("io_read_rate") or 0),

@@ -9,6 +9,7 @@ more than an hour old. Thresholds: docs/analyzers.md.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 from appliance.analyzers.common import plural, quote
@@ -34,8 +35,8 @@ def judge(messages: list[dict], now: float) -> Finding:
     errors = [m for m in messages if m["level"] <= 3 and m not in refused]
     recent = [m for m in errors if now - m["when"] <= RECENT_SECONDS]
     warnings = sum(1 for m in messages if m["level"] == 4)
-    values = {"errors_since_boot": len(errors), "errors_last_hour": len(recent), "warnings_since_boot": warnings,
-              "refused_mount_options": len(refused)}
+    values: dict[str, Any] = {"errors_since_boot": len(errors), "errors_last_hour": len(recent),
+                              "warnings_since_boot": warnings, "refused_mount_options": len(refused)}
     if recent:
         worst = min(m["level"] for m in recent)
         cause = next(m for m in recent if m["level"] == worst)

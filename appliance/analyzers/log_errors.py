@@ -16,6 +16,7 @@ import os
 import stat
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from appliance.analyzers.base import OK, UNKNOWN, WARNING, Finding
 from appliance.analyzers.common import plural, quote, run_program
@@ -52,7 +53,7 @@ def judge_lines(lines: list[str]) -> dict:
         burst.insert(0, index)
     keys = {i: error_key(lines[i]) for i in errors}
     repeated = Counter(keys.values())
-    out = {"lines_scanned": len(lines), "errors": len(errors), "warnings": warnings, "burst": len(burst)}
+    out: dict[str, Any] = {"lines_scanned": len(lines), "errors": len(errors), "warnings": warnings, "burst": len(burst)}
     if burst:
         out["cause"] = quote(lines[burst[0]])
         out["cause_lines_from_end"] = len(lines) - burst[0]

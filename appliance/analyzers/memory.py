@@ -9,6 +9,8 @@ Thresholds and why: docs/analyzers.md, table `memory`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import psutil
 
 from appliance.analyzers import cgroups, procfs
@@ -42,7 +44,7 @@ def _machine(top: dict | None) -> Finding:
     vm = psutil.virtual_memory()
     psi = procfs.pressure_or_none("memory")
     available_pct = round(100.0 * vm.available / vm.total, 1)
-    values = {"total_gib": gib(vm.total), "available_gib": gib(vm.available), "available_percent": available_pct,
+    values: dict[str, Any] = {"total_gib": gib(vm.total), "available_gib": gib(vm.available), "available_percent": available_pct,
               "memory_pressure": psi}
     psi_text = (f"; memory pressure {psi['some']['avg10']:.0f} % some, {psi.get('full', {}).get('avg10', 0.0):.0f} % full (avg10)"
                 if psi and "some" in psi else "")

@@ -57,7 +57,7 @@ def _proto(conn) -> str:
 
 def listeners(readings: Readings, port: int | None = None) -> list[dict]:
     """Listening sockets (TCP LISTEN, unconnected UDP) as {proto, address, port, pid, process}."""
-    seen = {}
+    seen: dict[tuple, dict] = {}
     for c in _sockets(readings):
         if not _is_listener(c) or not c.laddr or (port is not None and c.laddr.port != port):
             continue

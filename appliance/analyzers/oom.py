@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from appliance.analyzers import kernel_log, procfs
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
@@ -55,7 +56,7 @@ def analyze(readings: Readings) -> list[Finding]:
         logged, log_note = kills(readings), ""
     except ReadingUnavailable as exc:
         logged, log_note = [], f" (the kernel log could not be read: {exc})"
-    values = {"oom_kills_since_boot": counted, "oom_kills_in_kernel_log": len(logged)}
+    values: dict[str, Any] = {"oom_kills_since_boot": counted, "oom_kills_in_kernel_log": len(logged)}
     if not logged:
         if counted:  # when the log was read, the kills are older than it reaches back; else unknown
             return [Finding("oom", WARNING if log_note else OK,

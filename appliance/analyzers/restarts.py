@@ -104,7 +104,7 @@ def _strangers(births: dict[int, dict], own: set[int], self_pids: frozenset[int]
 
 def _loops(births: list[dict], table: dict[int, dict], seconds: float) -> list[Finding]:
     groups: dict[tuple, list[dict]] = defaultdict(list)
-    by_parent: dict[int, list[dict]] = defaultdict(list)
+    by_parent: dict[int | None, list[dict]] = defaultdict(list)
     for info in births:
         if info.get("cmdline"):  # one seen only as a zombie has no command line: not comparable
             groups[(info.get("ppid"), tuple(info["cmdline"]))].append(info)
@@ -127,8 +127,8 @@ def _loops(births: list[dict], table: dict[int, dict], seconds: float) -> list[F
             culprit=name_of(newest), pid=newest["pid"]))
     for ppid, dead in by_parent.items():
         rate = len(dead) / max(seconds, 1e-3)
-        if ppid in flagged or rate < SPAWN_RATE_WARNING:
-            continue
+        if ppid is None or ppid in flagged or rate < SPAWN_RATE_WARNING:
+            continue  # an unreadable ppid: psutil.Process(None) would be this process itself
         parent = table.get(ppid) or _info(ppid) or {"pid": ppid, "name": "?"}
         findings.append(Finding(
             "restarts", WARNING,

@@ -70,8 +70,8 @@ def analyze_space(readings: Readings) -> list[Finding]:
 
 
 def analyze_inodes(readings: Readings) -> list[Finding]:
-    measured = [(fs, inode_percent(fs)) for fs in filesystems(readings)]
-    measured = sorted(((fs, p) for fs, p in measured if p is not None), key=lambda x: x[1], reverse=True)
+    percents = [(fs, inode_percent(fs)) for fs in filesystems(readings)]
+    measured = sorted(((fs, p) for fs, p in percents if p is not None), key=lambda x: x[1], reverse=True)
     if not measured:
         return [Finding("inodes", OK, "no filesystem here has a fixed number of inodes", {"filesystems": 0})]
 

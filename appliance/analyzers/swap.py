@@ -6,6 +6,8 @@ Thresholds and why: docs/analyzers.md, table `swap`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import psutil
 
 from appliance.analyzers import procfs
@@ -53,7 +55,7 @@ def analyze(readings: Readings) -> list[Finding]:
                         f"{size(rate_in)}/s, out {size(rate_out)}/s", {"swap_total_bytes": 0,
                         "swap_in_bytes_per_second": round(rate_in), "swap_out_bytes_per_second": round(rate_out)})]
     used_pct = round(100.0 * swap.used / swap.total, 1)
-    values = {"swap_total_bytes": swap.total, "swap_used_bytes": swap.used, "swap_used_percent": used_pct,
+    values: dict[str, Any] = {"swap_total_bytes": swap.total, "swap_used_bytes": swap.used, "swap_used_percent": used_pct,
               "swap_in_bytes_per_second": round(rate_in), "swap_out_bytes_per_second": round(rate_out),
               "interval_seconds": round(pair.seconds, 2)}
     top, top_swap = None, 0

@@ -139,9 +139,10 @@ def uptime(readings: Readings) -> list[Finding]:
     boots, source = boot_times()
     recent = [b for b in boots if readings.now - b <= REBOOT_WINDOW]
     week = [b for b in boots if readings.now - b <= 7 * 86400]
-    values = {"uptime_seconds": int(up), "booted": units.when(booted), "boots_last_24h": len(recent),
+    booted_at = units.when(booted)
+    values = {"uptime_seconds": int(up), "booted": booted_at, "boots_last_24h": len(recent),
               "boots_last_7d": len(week), "boot_record": source}
-    since = f"up {units.duration(up)} since {units.when(booted)[:16]}"
+    since = f"up {units.duration(up)} since {(booted_at or '?')[:16]}"
     if len(recent) >= REBOOTS_WARNING:
         return [Finding("uptime", WARNING, f"{since}; the machine booted {len(recent)} times in the last 24 h "
                         f"({source}): it keeps rebooting (crashes, power or a watchdog?)", values, culprit="reboots")]

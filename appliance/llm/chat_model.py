@@ -211,12 +211,12 @@ class LlamaChatModel:
         if n == 0:
             return None
         system = tuple(messages[:n])
-        if self._base_for != system:  # rendered and tokenized once per system prompt
+        if self._base is None or self._base_for != system:  # rendered and tokenized once per system prompt
             text = self.template.render(list(system), add_generation_prompt=False)
             if not self.render(list(system) + [Message("user", "?")]).startswith(text):
                 return None  # a template that renders the system message differently in context
             self._base, self._base_for = (text, self._tokenize(text, True)), system
-        text = self._base[0]
+        text, tokens = self._base
         if self.prompt_cache is not None and self._context_key is None:
             self._context_key = context_key(self.llama, model_fingerprint(self.info.path, self.info.sha256))
 
@@ -225,9 +225,9 @@ class LlamaChatModel:
                 if listener is not None:
                     listener(done, total, left)
 
-        if self._session.common_prefix(self._base[1]) < len(self._base[1]):
+        if self._session.common_prefix(tokens) < len(tokens):
             self._apply_threads()  # only when there is work: each call samples the load afresh
-        report = ensure_prefix(self._session, self.prompt_cache, self._context_key, text, self._base[1],
+        report = ensure_prefix(self._session, self.prompt_cache, self._context_key, text, tokens,
                                should_stop=should_stop, on_progress=progress)
         if report.status != "present" or self.last_prefix is None:
             self.last_prefix = report  # the run's record says how its first call found the prompt

@@ -13,7 +13,7 @@ change from one step to the next.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from appliance.llm.base import Message
 
@@ -66,7 +66,7 @@ class ChatTemplate:
     def render(self, messages: Sequence[Message], *, add_generation_prompt: bool = True) -> str:
         """The prompt text for `messages`, ending with the assistant header when asked."""
         if self._formatter is not None:
-            as_dicts = [{"role": m.role, "content": m.content} for m in messages]
+            as_dicts: list[Any] = [{"role": m.role, "content": m.content} for m in messages]  # llama_cpp's message TypedDicts
             try:
                 self._formatter.add_generation_prompt = add_generation_prompt
                 return self._formatter(messages=as_dicts).prompt

@@ -213,6 +213,10 @@ def _parse(handle: BinaryIO, path: Path, size: int) -> GGUFInfo:
 
     architecture = meta.get("general.architecture")
 
+    def meta_str(key: str) -> str | None:
+        value = meta.get(key)
+        return value if isinstance(value, str) else None
+
     def arch_int(suffix: str) -> int | None:
         value = meta.get(f"{architecture}.{suffix}") if architecture else None
         return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
@@ -228,12 +232,12 @@ def _parse(handle: BinaryIO, path: Path, size: int) -> GGUFInfo:
         tensor_count=tensor_count,
         metadata_count=kv_count,
         architecture=architecture if isinstance(architecture, str) else None,
-        name=meta.get("general.name") if isinstance(meta.get("general.name"), str) else None,
+        name=meta_str("general.name"),
         context_length=context,
         block_count=arch_int("block_count"),
         kv_heads=arch_int("attention.head_count_kv") or heads,
         head_dim=head_dim,
-        chat_template=meta.get("tokenizer.chat_template") or None,
+        chat_template=meta_str("tokenizer.chat_template") or None,
         vocab_size=arrays.get("tokenizer.ggml.tokens"),
         min_size=min_size,
     )

@@ -24,6 +24,7 @@ import threading
 from dataclasses import dataclass
 
 from appliance.errors import ModelError
+from appliance.llm.keywords import STARTS_WITH
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,6 @@ def _without_trailing_space(gbnf: str) -> str:
 
 # --- strings with a fixed start ------------------------------------------------------------------
 
-STARTS_WITH = "x-starts-with"
 _START_PLACEHOLDER = "__starts_with_{}__"
 _CHAR_RULE = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
 

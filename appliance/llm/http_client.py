@@ -16,7 +16,7 @@ import http.client
 import json
 import socket
 import ssl
-from typing import Any, Iterator
+from typing import Any, Generator, Iterator
 
 from appliance.errors import ModelError
 from appliance.llm.remotes import Endpoint
@@ -81,7 +81,7 @@ class HttpClient:
         finally:
             connection.close()
 
-    def stream(self, route: str, body: dict) -> Iterator[Any]:
+    def stream(self, route: str, body: dict) -> Generator[Any, None, None]:
         """POST `body` and yield each server-sent event's JSON payload until `[DONE]` or the end of
         the response. Closing the generator closes the connection (the server stops generating)."""
         connection, response = self._send("POST", route, body)

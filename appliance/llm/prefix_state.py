@@ -45,8 +45,8 @@ def ensure_prefix(session: Session, cache: PromptCache | None, context: Mapping[
     if session.common_prefix(tokens) == n:
         return PrefixReport(PRESENT, n)
     note = ""
-    key = prompt_key(context, text, tokens) if cache is not None else None
-    if cache is not None:
+    key = prompt_key(context, text, tokens) if cache is not None and context is not None else None
+    if cache is not None and key is not None:
         try:
             path = cache.load(session.llama, key, tokens)
             return PrefixReport(LOADED, n, time.perf_counter() - started, file=str(path))
@@ -56,6 +56,6 @@ def ensure_prefix(session: Session, cache: PromptCache | None, context: Mapping[
     seconds = time.perf_counter() - started
     if done.stopped:
         return PrefixReport(STOPPED, n, seconds, evaluated=done.evaluated, note=note)
-    written = cache.save(session.llama, key, tokens) if cache is not None else None
+    written = cache.save(session.llama, key, tokens) if cache is not None and key is not None else None
     return PrefixReport(EVALUATED, n, seconds, evaluated=done.evaluated,
                         file=str(written) if written else "", note=note)

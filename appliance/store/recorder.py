@@ -10,14 +10,26 @@ middle of its steps.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any, Protocol
 
 from appliance.errors import ApplianceError
+
+if TYPE_CHECKING:
+    from appliance.agent.events import Event
+    from appliance.store.store import Store
+
+
+class Recorder(Protocol):
+    """What the consumers of a run (the TUI, `ask`, eval) hand each event to: a `Store`, a
+    `SafeRecorder`, or the TUI's in-memory history when there is no database."""
+
+    def record(self, event: Event) -> None: ...
 
 
 class SafeRecorder:
     """Wraps a Store (or None when it could not be opened) with a `record` that never raises."""
 
-    def __init__(self, store: object | None, *, failure: str | None = None) -> None:
+    def __init__(self, store: Store | None, *, failure: str | None = None) -> None:
         self.store = store
         self.failure: str | None = failure
 
@@ -25,7 +37,7 @@ class SafeRecorder:
     def ok(self) -> bool:
         return self.failure is None and self.store is not None
 
-    def record(self, event: object) -> None:
+    def record(self, event: Event) -> None:
         if self.store is None or self.failure is not None:
             return
         try:
@@ -45,7 +57,7 @@ class SafeRecorder:
             pass
 
 
-def open_recorder(path: str | os.PathLike, **options: object) -> SafeRecorder:
+def open_recorder(path: str | os.PathLike, **options: Any) -> SafeRecorder:
     """Open the store for writing, or a recorder that carries the reason it could not be opened.
 
     For `appliance ask` and the TUI: the run goes ahead either way.
@@ -53,7 +65,7 @@ def open_recorder(path: str | os.PathLike, **options: object) -> SafeRecorder:
     from appliance.store.store import open_store
 
     try:
-        return SafeRecorder(open_store(path, **options))  # type: ignore[arg-type]
+        return SafeRecorder(open_store(path, **options))
     except ApplianceError as exc:
         return SafeRecorder(None, failure=exc.message)
     except Exception as exc:  # noqa: BLE001

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Annotated
+from typing import Annotated, Any
 
 from appliance.tools import units
 from appliance.tools.base import EMPTY, ERROR, ok, result, fail, tool
@@ -104,7 +104,7 @@ def list_dir(
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                item = {"name": entry.name, "type": _kind(st.st_mode), "modified": units.when(st.st_mtime)}
+                item: dict[str, Any] = {"name": entry.name, "type": _kind(st.st_mode), "modified": units.when(st.st_mtime)}
                 if ctx.policy.is_secret(real / entry.name):
                     item["off_limits"] = True  # its name is shown, never its contents or size
                     hidden_secrets += 1

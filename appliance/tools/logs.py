@@ -111,7 +111,7 @@ def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
     still does."""
     needles = [part.strip() for part in pattern.lower().split("|") if part.strip()]  # "a|b": either
     shown = _Shown(lines)
-    counts = Counter()
+    counts: Counter[str] = Counter()
     repeated: Counter = Counter()
     example: dict[str, int] = {}
     selected: list[int] = []

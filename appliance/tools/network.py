@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import time
 from collections import defaultdict
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import psutil
 
@@ -91,7 +91,8 @@ def network_connections(
     conns = psutil.net_connections({"tcp": "tcp", "udp": "udp", "all": "inet"}[kind])
     own = own_tree(ctx.self_pids)
     names: dict[int, str] = {}
-    listening, remote = [], defaultdict(lambda: {"connections": 0, "local_ports": set(), "processes": set()})
+    listening: list[dict[str, Any]] = []
+    remote: defaultdict[str, dict[str, Any]] = defaultdict(lambda: {"connections": 0, "local_ports": set(), "processes": set()})
     other_states: dict[str, int] = defaultdict(int)
     unknown_owner = 0
     for c in conns:
@@ -104,10 +105,10 @@ def network_connections(
         if c.pid is None:
             unknown_owner += 1
         if is_listen and state in ("listen", "all"):
-            listening.append({"proto": proto, "address": c.laddr.ip, "port": lport,
+            listening.append({"proto": proto, "address": c.laddr.ip if c.laddr else "", "port": lport,
                               "process": _owner(c.pid, names, own)})
         elif c.status == psutil.CONN_ESTABLISHED and state in ("established", "all"):
-            group = remote[f"{c.raddr.ip}:{rport}"]
+            group = remote[f"{c.raddr.ip if c.raddr else ''}:{rport}"]
             group["connections"] += 1
             group["local_ports"].add(lport)
             owner = _owner(c.pid, names, own)

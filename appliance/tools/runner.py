@@ -43,12 +43,14 @@ def run_capped(argv: list[str], *, timeout: float, cap: int) -> Ran:
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env=_ENV, cwd="/", close_fds=True, start_new_session=True,
     )
+    stdout = proc.stdout
+    assert stdout is not None  # stdout=PIPE
     chunks: list[bytes] = []
     kept = 0
     truncated = timed_out = False
     deadline = started + timeout
     with selectors.DefaultSelector() as selector:
-        selector.register(proc.stdout, selectors.EVENT_READ)
+        selector.register(stdout, selectors.EVENT_READ)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -56,7 +58,7 @@ def run_capped(argv: list[str], *, timeout: float, cap: int) -> Ran:
                 break
             if not selector.select(timeout=min(remaining, 0.5)):
                 continue
-            chunk = os.read(proc.stdout.fileno(), 65536)
+            chunk = os.read(stdout.fileno(), 65536)
             if not chunk:
                 break
             if kept < cap:
@@ -72,7 +74,7 @@ def run_capped(argv: list[str], *, timeout: float, cap: int) -> Ran:
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         code = proc.wait()
-    proc.stdout.close()
+    stdout.close()
     text = b"".join(chunks).decode("utf-8", errors="replace")
     return Ran(None if timed_out else code, text, truncated, timed_out, time.monotonic() - started)
 

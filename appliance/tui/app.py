@@ -41,9 +41,10 @@ from appliance.tui.warmup import warm_model
 from appliance.tui.widgets import StatusBar, SystemPanel, Transcript
 
 if TYPE_CHECKING:
+    from appliance.store.recorder import Recorder
     from appliance.wiring import EngineFactory
 
-RecorderFactory = Callable[[], Any]  # called in the run's thread; returns an object with record(event)
+RecorderFactory = Callable[[], "Recorder"]  # called in the run's thread
 
 WELCOME = (
     "Ask about this machine below and press Enter. For example:\n"

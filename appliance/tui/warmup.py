@@ -8,13 +8,18 @@ the model (and is shown its progress there), it never evaluates the prompt twice
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from appliance.tui import messages as msg
 from appliance.errors import one_line
 
+if TYPE_CHECKING:
+    from textual.message import Message
 
-def warm_model(post: Callable[[Any], None], engine: Any, should_stop: Callable[[], bool]) -> None:
+    from appliance.agent.engine import Engine
+
+
+def warm_model(post: Callable[[Message], object], engine: Engine, should_stop: Callable[[], bool]) -> None:
     """The worker: `engine.warm(...)` with its progress and its outcome posted as messages."""
     warm = getattr(engine, "warm", None)
     if warm is None:

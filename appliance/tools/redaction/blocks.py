@@ -48,7 +48,8 @@ def _body_start(text: str, end_at: int) -> int:
     """Where the key body above an orphan END line begins."""
     line_start = text.rfind("\n", 0, end_at) + 1
     head = text[line_start:end_at]
-    tail = len(_TAIL_BODY.search(head).group(0))
+    match = _TAIL_BODY.search(head)  # the pattern ends in `*$`: it always matches
+    tail = len(match.group(0)) if match else 0
     if tail and end_at - tail > line_start:
         return end_at - tail  # one line holds text, then the body (a JSON string with \n escapes)
     while line_start > 0:

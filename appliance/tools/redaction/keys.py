@@ -122,7 +122,8 @@ def _value(line: _Line, pos: int, starts_line: bool) -> tuple[int, int, tuple | 
         if close < 0:
             return pos + 1, len(text.rstrip()), ("quote", rest[0])
         return pos + 1, close, None
-    token = re.match(r"\S+", rest).group(0)
+    word = re.match(r"\S+", rest)
+    token = word.group(0) if word else ""
     end = pos + (len(rest) if starts_line and not _NEXT_PAIR.search(rest) else len(token))
     value = text[pos:end]
     if _BLOCK_SCALAR.match(value):

@@ -18,6 +18,7 @@ import binascii
 import math
 import re
 from collections import Counter
+from typing import Iterable, cast
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
@@ -96,13 +97,15 @@ _PLUGIN_NEEDLES = {
 def _detect_secrets_rules() -> list[tuple[str, tuple[str, ...], re.Pattern]]:
     """detect-secrets' regex plugins (except public IPs and the key-block one, which `blocks` does
     whole), as (kind, needles, regex)."""
-    rules = []
-    for secret_type, plugin in get_mapping_from_secret_type_to_class().items():
+    rules: list[tuple[str, tuple[str, ...], re.Pattern]] = []
+    plugins: dict[str, type] = get_mapping_from_secret_type_to_class()
+    for secret_type, plugin in plugins.items():
         if not issubclass(plugin, RegexBasedDetector) or plugin.__name__ in ("IPPublicDetector", "PrivateKeyDetector"):
             continue
         kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
         needles = tuple(_PLUGIN_NEEDLES[plugin.__name__].split("|")) if plugin.__name__ in _PLUGIN_NEEDLES else ()
-        rules += [(kind, needles, regex) for regex in plugin.denylist]
+        denylist = cast("Iterable[re.Pattern]", plugin.denylist)  # a class attribute on every regex plugin
+        rules += [(kind, needles, regex) for regex in denylist]
     return rules
 
 
@@ -117,9 +120,9 @@ def _span(match: re.Match) -> tuple[int, int]:
 _RULES: list[tuple[str, tuple[str, ...], re.Pattern]] = [
     (kind, tuple(needles.split()), re.compile(pattern)) for kind, needles, pattern in TOKEN_KINDS
 ] + _detect_secrets_rules()
-_ALWAYS = [index for index, (_, needles, _) in enumerate(_RULES) if not needles]
+_ALWAYS = [index for index, (_kind, needles, _regex) in enumerate(_RULES) if not needles]
 _BY_NEEDLE: dict[str, list[int]] = {}
-for _index, (_, _needles, _) in enumerate(_RULES):
+for _index, (_kind, _needles, _regex) in enumerate(_RULES):
     for _needle in _needles:
         _BY_NEEDLE.setdefault(_needle, []).append(_index)
 # (text to look for, or None; case-sensitive text, or None; all of these parts, or None; rules)
@@ -160,7 +163,7 @@ def redact_tokens(text: str) -> str:
         elif exact is not None:
             if exact in text:
                 active.update(indexes)
-        elif all(part in lowered for part in parts):
+        elif parts is not None and all(part in lowered for part in parts):
             active.update(indexes)
     spans = []
     for index in sorted(active):

@@ -17,7 +17,7 @@ import pytest
 from appliance.agent import events as ev
 from appliance.llm.base import GenerationStats, ModelInfo
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MODEL = ModelInfo(name="smollm2-135m", path="/models/smollm2.gguf", size=98_000_000,
                   sha256="ab" * 32, context_length=4096)
 SETTINGS = {"temperature": 0.0, "max_steps": 8, "context_length": 4096, "threads": 2}

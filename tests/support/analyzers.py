@@ -11,7 +11,7 @@ from typing import Iterator
 
 from appliance.analyzers import Readings
 from appliance.analyzers.base import Finding
-from test_tools_support import kill, spawn_detached
+from support.tools import kill, spawn_detached
 
 
 def readings(*, own: set[int] | None = None, **kwargs) -> Readings:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-from secret_shapes import ALNUM, B64, HEX, KEYWORD_RULES, LOWNUM, PREFIXED, SECRET_KEYS, SUFFIXES, Gen
+from support.secret_shapes import ALNUM, B64, HEX, KEYWORD_RULES, LOWNUM, PREFIXED, SECRET_KEYS, SUFFIXES, Gen
 
 
 @dataclass(frozen=True)

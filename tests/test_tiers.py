@@ -1,0 +1,80 @@
+"""The `model` marker means what it says: a test that asks for a real model is marked by conftest,
+and a test without the marker that loads a GGUF fails, in the test process and in a child process.
+
+The inner pytest session runs this suite's own conftest.py and support package on small inner
+tests. The GGUF they load is a synthetic one (conftest's build_gguf) and the guard refuses the
+load before llama.cpp reads a byte, so no real model is ever loaded here.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from support.gguf_guard import sitecustomize as gguf_guard
+
+TESTS = Path(__file__).resolve().parent
+
+INNER = '''
+import subprocess
+import sys
+
+import pytest
+
+from conftest import build_gguf
+
+LOAD = "import sys; from appliance.llm.runtime import load_llama; load_llama(sys.argv[1], n_ctx=64, n_threads=1)"
+
+
+def _load_in_process(path):
+    from appliance.llm.runtime import load_llama
+    try:
+        load_llama(path, n_ctx=64, n_threads=1)
+    except Exception:
+        pass  # whatever the code makes of the refusal, the guard has written it down
+
+
+def test_unmarked_in_process(tmp_path):
+    _load_in_process(build_gguf(tmp_path / "m.gguf"))
+
+
+def test_unmarked_child(tmp_path):
+    subprocess.run([sys.executable, "-c", LOAD, str(build_gguf(tmp_path / "m.gguf"))])
+
+
+@pytest.mark.model
+def test_marked(tmp_path):
+    _load_in_process(build_gguf(tmp_path / "m.gguf"))
+
+
+def test_asks_for_a_model(smollm2_path):
+    raise AssertionError("deselected by -m 'not model' before its fixture runs")
+
+
+def test_no_model(tmp_path):
+    assert build_gguf(tmp_path / "m.gguf").stat().st_size > 0
+'''
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
+    monkeypatch.delenv(gguf_guard.ENV)  # this test's own guard stays out: the inner session has its own
+    pytester.makeini("[pytest]\nmarkers =\n    model: needs a real GGUF model\n")
+    pytester.makeconftest((TESTS / "conftest.py").read_text())
+    shutil.copytree(TESTS / "support", pytester.path / "support", ignore=shutil.ignore_patterns("__pycache__"))
+    pytester.makepyfile(test_inner=INNER)
+    return pytester
+
+
+def test_model_fixtures_mark_and_the_guard_fails_unmarked_loads(inner):
+    result = inner.runpytest_subprocess("-m", "not model", "-p", "no:cacheprovider", "-rfE")
+    # test_marked and test_asks_for_a_model carry the marker (one by hand, one through its fixture);
+    # the two unmarked loads pass their call and fail at teardown, where the guard reads its record
+    result.assert_outcomes(passed=3, errors=2, deselected=2)
+    result.stdout.fnmatch_lines([
+        "*ERROR at teardown of test_unmarked_in_process*",
+        "*this test loads a GGUF but has no `model` marker: *m.gguf (pid *",
+        "*ERROR at teardown of test_unmarked_child*",
+    ])
