@@ -6,7 +6,7 @@ and system prompt), interleaved round by round so that machine noise hits every 
 
   unconstrained   llama-cpp-python's own generation loop, no grammar
   builtin         llama-cpp-python's grammar sampling (whole vocabulary every token)
-  fast            appliance.llm.decoder.FastDecoder (sample first, batched verified drafts)
+  fast            appliance.llm.fast_decoder.FastDecoder (sample first, batched verified drafts)
   fast-nodraft    the same without drafts (one token per decode, like builtin)
 
 and prints tokens/s (medians over --rounds), the ratios, and over a scripted 8-step ReAct

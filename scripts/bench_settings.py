@@ -29,7 +29,7 @@ from appliance.config import resolve_paths  # noqa: E402
 from appliance.llm.catalog import load_catalog, resolve_model  # noqa: E402
 from appliance.llm.chat_template import ChatTemplate  # noqa: E402
 from appliance.llm.base import Message  # noqa: E402
-from appliance.llm.decoder import Session  # noqa: E402
+from appliance.llm.session import Session  # noqa: E402
 from appliance.llm.runtime import load_llama  # noqa: E402
 from appliance.llm.speed import SpeedSettings  # noqa: E402
 from appliance.llm.threads import physical_cores  # noqa: E402

@@ -24,7 +24,10 @@ from appliance.agent.settings import EngineSettings  # noqa: E402
 from appliance.llm.base import Message, ModelInfo  # noqa: E402
 from appliance.llm.runtime import load_llama  # noqa: E402
 from appliance.llm.chat_model import LlamaChatModel  # noqa: E402
-from appliance.llm.decoder import FastDecoder, GrammarMatcher, ProbeSet, SamplingSettings, Session  # noqa: E402
+from appliance.llm.fast_decoder import FastDecoder  # noqa: E402
+from appliance.llm.grammar_matcher import GrammarMatcher, ProbeSet  # noqa: E402
+from appliance.llm.sampling import SamplingSettings  # noqa: E402
+from appliance.llm.session import Session  # noqa: E402
 from appliance.llm.grammar import compile_schema  # noqa: E402
 from appliance.tools.registry import default_registry  # noqa: E402
 from appliance.tools.schema import validate  # noqa: E402

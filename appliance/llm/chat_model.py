@@ -19,10 +19,13 @@ from typing import Callable, Sequence
 from appliance.errors import ModelError
 from appliance.llm.base import Generation, GenerationStats, Message, ModelInfo, OnProgress, OnText, ShouldStop
 from appliance.llm.chat_template import ChatTemplate
-from appliance.llm.decoder import SamplingSettings, Session, TextStream, make_decoder
+from appliance.llm.decoder import make_decoder
 from appliance.llm.grammar import compile_schema
 from appliance.llm.prefix_state import PrefixReport, ensure_prefix
 from appliance.llm.prompt_cache import PromptCache, context_key, model_fingerprint
+from appliance.llm.sampling import SamplingSettings
+from appliance.llm.session import Session
+from appliance.llm.text_stream import TextStream
 
 ThreadPolicy = Callable[[], "tuple[int, int]"]
 
@@ -67,11 +70,11 @@ class Transcript:
 class LlamaChatModel:
     """A `ChatModel` over a loaded `llama_cpp.Llama`.
 
-    decoder: 'fast' (appliance.llm.decoder.FastDecoder, the default) or 'builtin'
+    decoder: 'fast' (appliance.llm.fast_decoder.FastDecoder, the default) or 'builtin'
     (llama-cpp-python's own grammar sampling, kept for comparison).
     thread_policy: called before each generate; returns (n_threads, n_threads_batch).
     sampling: top-k/top-p/min-p/repeat-penalty/seed; the temperature comes from each call.
-    draft: let the fast decoder evaluate grammar-forced tokens in batches (see decoder.FastDecoder).
+    draft: let the fast decoder evaluate grammar-forced tokens in batches (see fast_decoder.FastDecoder).
     prompt_cache: where the KV state of the system prompt is kept between processes (None: nowhere).
     runtime: the llama.cpp settings the context was made with, recorded with each run.
     load_seconds: how long loading the model took (charged to the first run that uses it).

@@ -169,6 +169,34 @@ def _tensor_bytes(dims: list[int], ggml_type: int) -> int | None:
 
 def _parse(handle: BinaryIO, path: Path, size: int) -> GGUFInfo:
     reader = _Reader(handle, size)
+    version, tensor_count, kv_count = _read_header(reader, path, size)
+    meta, arrays = _read_metadata(reader, kv_count)
+    data_needed = _read_tensor_table(reader, tensor_count)
+    alignment = meta.get("general.alignment") or DEFAULT_ALIGNMENT
+    if not isinstance(alignment, int) or alignment <= 0:
+        alignment = DEFAULT_ALIGNMENT
+    data_start = -(-reader.pos // alignment) * alignment
+    return GGUFInfo(
+        path=str(path),
+        size=size,
+        version=version,
+        tensor_count=tensor_count,
+        metadata_count=kv_count,
+        name=_meta_str(meta, "general.name"),
+        chat_template=_meta_str(meta, "tokenizer.chat_template") or None,
+        vocab_size=arrays.get("tokenizer.ggml.tokens"),
+        min_size=data_start + data_needed,
+        **_architecture_facts(meta),
+    )
+
+
+def _meta_str(meta: dict[str, object], key: str) -> str | None:
+    value = meta.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _read_header(reader: _Reader, path: Path, size: int) -> tuple[int, int, int]:
+    """(version, tensor count, metadata count), after the magic and version are checked."""
     magic = reader.read(4, "the magic") if size >= 4 else b""
     if magic != GGUF_MAGIC:
         raise ModelError(f"model file {path} is not a GGUF file (starts with {magic[:4]!r}, expected b'GGUF')")
@@ -179,7 +207,12 @@ def _parse(handle: BinaryIO, path: Path, size: int) -> GGUFInfo:
     kv_count = reader.u64("the metadata count")
     if tensor_count > MAX_TENSORS or kv_count > MAX_METADATA:
         raise _Corrupt(f"implausible header counts ({tensor_count:,} tensors, {kv_count:,} metadata entries)")
+    return version, tensor_count, kv_count
 
+
+def _read_metadata(reader: _Reader, kv_count: int) -> tuple[dict[str, object], dict[str, int]]:
+    """(kept values by key, array lengths by key): every scalar (a few bytes each) and the
+    strings the appliance uses; other strings and every array's items are skipped."""
     meta: dict[str, object] = {}
     arrays: dict[str, int] = {}
     wanted = ("general.architecture", "general.name", "general.alignment", "tokenizer.chat_template")
@@ -192,7 +225,11 @@ def _parse(handle: BinaryIO, path: Path, size: int) -> GGUFInfo:
             arrays[key] = value
         elif keep or value_type in _SCALARS:
             meta[key] = value
+    return meta, arrays
 
+
+def _read_tensor_table(reader: _Reader, tensor_count: int) -> int:
+    """Bytes of tensor data the table needs after the data start (the end of its last tensor)."""
     data_needed = 0
     for index in range(tensor_count):
         name = reader.string(f"the name of tensor {index}", MAX_KEY_BYTES)
@@ -204,43 +241,26 @@ def _parse(handle: BinaryIO, path: Path, size: int) -> GGUFInfo:
         offset = reader.u64(f"the offset of tensor {name!r}")
         nbytes = _tensor_bytes(dims, ggml_type) or 0
         data_needed = max(data_needed, offset + nbytes)
+    return data_needed
 
-    alignment = meta.get("general.alignment") or DEFAULT_ALIGNMENT
-    if not isinstance(alignment, int) or alignment <= 0:
-        alignment = DEFAULT_ALIGNMENT
-    data_start = -(-reader.pos // alignment) * alignment
-    min_size = data_start + data_needed
 
+def _architecture_facts(meta: dict[str, object]) -> dict:
+    """The GGUFInfo fields read from `<architecture>.*` keys (None where absent or not an integer)."""
     architecture = meta.get("general.architecture")
-
-    def meta_str(key: str) -> str | None:
-        value = meta.get(key)
-        return value if isinstance(value, str) else None
 
     def arch_int(suffix: str) -> int | None:
         value = meta.get(f"{architecture}.{suffix}") if architecture else None
         return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
-    context = arch_int("context_length")
     heads = arch_int("attention.head_count")
     embedding = arch_int("embedding_length")
-    head_dim = arch_int("attention.key_length") or (embedding // heads if embedding and heads else None)
-    return GGUFInfo(
-        path=str(path),
-        size=size,
-        version=version,
-        tensor_count=tensor_count,
-        metadata_count=kv_count,
-        architecture=architecture if isinstance(architecture, str) else None,
-        name=meta_str("general.name"),
-        context_length=context,
-        block_count=arch_int("block_count"),
-        kv_heads=arch_int("attention.head_count_kv") or heads,
-        head_dim=head_dim,
-        chat_template=meta_str("tokenizer.chat_template") or None,
-        vocab_size=arrays.get("tokenizer.ggml.tokens"),
-        min_size=min_size,
-    )
+    return {
+        "architecture": architecture if isinstance(architecture, str) else None,
+        "context_length": arch_int("context_length"),
+        "block_count": arch_int("block_count"),
+        "kv_heads": arch_int("attention.head_count_kv") or heads,
+        "head_dim": arch_int("attention.key_length") or (embedding // heads if embedding and heads else None),
+    }
 
 
 def check_file(path: str | os.PathLike, *, expected_size: int | None = None) -> GGUFInfo:

@@ -11,7 +11,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from appliance.llm.decoder import OnProgress, Session, ShouldStop
+from appliance.llm.base import OnProgress, ShouldStop
+from appliance.llm.session import Session
 from appliance.llm.prompt_cache import CacheMiss, PromptCache, prompt_key
 
 PRESENT = "present"  # the context already held it (a later question in the same process)

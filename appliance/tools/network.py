@@ -89,38 +89,12 @@ def network_connections(
     """Listening TCP/UDP ports with the process (name and pid) that owns each, and established connections grouped by remote address.
     Use for "what is listening on port X", "who is connected", "port already in use"; when the question names a port, pass it as port."""
     conns = psutil.net_connections({"tcp": "tcp", "udp": "udp", "all": "inet"}[kind])
-    own = own_tree(ctx.self_pids)
-    names: dict[int, str] = {}
-    listening: list[dict[str, Any]] = []
-    remote: defaultdict[str, dict[str, Any]] = defaultdict(lambda: {"connections": 0, "local_ports": set(), "processes": set()})
-    other_states: dict[str, int] = defaultdict(int)
-    unknown_owner = 0
-    for c in conns:
-        lport = c.laddr.port if c.laddr else None
-        rport = c.raddr.port if c.raddr else None
-        if port is not None and port not in (lport, rport):
-            continue
-        proto = "tcp" if c.type == socket.SOCK_STREAM else "udp"
-        is_listen = c.status == psutil.CONN_LISTEN or (proto == "udp" and not c.raddr)
-        if c.pid is None:
-            unknown_owner += 1
-        if is_listen and state in ("listen", "all"):
-            listening.append({"proto": proto, "address": c.laddr.ip if c.laddr else "", "port": lport,
-                              "process": _owner(c.pid, names, own)})
-        elif c.status == psutil.CONN_ESTABLISHED and state in ("established", "all"):
-            group = remote[f"{c.raddr.ip if c.raddr else ''}:{rport}"]
-            group["connections"] += 1
-            group["local_ports"].add(lport)
-            owner = _owner(c.pid, names, own)
-            if owner:
-                group["processes"].add(owner)
-        elif not is_listen and state == "all":
-            other_states[c.status] += 1
-    listening.sort(key=lambda r: (r["port"], r["proto"], r["address"]))
-    unique = list({(r["proto"], r["address"], r["port"]): r for r in listening}.values())
+    found = _sort_sockets(conns, state, port, own_tree(ctx.self_pids))
+    found.listening.sort(key=lambda r: (r["port"], r["proto"], r["address"]))
+    unique = list({(r["proto"], r["address"], r["port"]): r for r in found.listening}.values())
     established = sorted(
         ({"remote": addr, "connections": g["connections"], "local_ports": sorted(g["local_ports"])[:5],
-          "processes": sorted(g["processes"])[:5]} for addr, g in remote.items()),
+          "processes": sorted(g["processes"])[:5]} for addr, g in found.remote.items()),
         key=lambda r: -r["connections"],
     )
     data: dict = {}
@@ -133,12 +107,54 @@ def network_connections(
         data["listening"] = unique[:60]
     if state in ("established", "all"):
         data["established_by_remote"] = established[:30]
-    if other_states:
-        data["other_states"] = dict(sorted(other_states.items()))
-    if unknown_owner:
-        data["note"] = f"{unknown_owner} socket{'s' if unknown_owner != 1 else ''} without a visible owner" + (
-            "" if is_root() else " (not running as root: other users' processes are hidden)"
-        ) + (" or belong to another network namespace/container" if is_root() else "")
-    if not unique and not established and not other_states:
+    if found.other_states:
+        data["other_states"] = dict(sorted(found.other_states.items()))
+    if found.unknown_owner:
+        data["note"] = _ownerless_note(found.unknown_owner)
+    if not unique and not established and not found.other_states:
         return result(EMPTY, data, "no matching sockets" + (f" on port {port}" if port else ""))
     return ok(data)
+
+
+class _Sockets:
+    """The sockets that match, sorted into listening ones, established ones grouped by remote
+    address, counts of the other states, and how many have no visible owner."""
+
+    def __init__(self) -> None:
+        self.listening: list[dict] = []
+        self.remote: dict[str, dict] = defaultdict(lambda: {"connections": 0, "local_ports": set(), "processes": set()})
+        self.other_states: dict[str, int] = defaultdict(int)
+        self.unknown_owner = 0
+
+
+def _sort_sockets(conns: list, state: str, port: int | None, own: set[int]) -> _Sockets:
+    found = _Sockets()
+    names: dict[int, str] = {}
+    for c in conns:
+        lport = c.laddr.port if c.laddr else None
+        rport = c.raddr.port if c.raddr else None
+        if port is not None and port not in (lport, rport):
+            continue
+        proto = "tcp" if c.type == socket.SOCK_STREAM else "udp"
+        is_listen = c.status == psutil.CONN_LISTEN or (proto == "udp" and not c.raddr)
+        if c.pid is None:
+            found.unknown_owner += 1
+        if is_listen and state in ("listen", "all"):
+            found.listening.append({"proto": proto, "address": c.laddr.ip if c.laddr else "", "port": lport,
+                                    "process": _owner(c.pid, names, own)})
+        elif c.status == psutil.CONN_ESTABLISHED and state in ("established", "all"):
+            group = found.remote[f"{c.raddr.ip if c.raddr else ''}:{rport}"]
+            group["connections"] += 1
+            group["local_ports"].add(lport)
+            owner = _owner(c.pid, names, own)
+            if owner:
+                group["processes"].add(owner)
+        elif not is_listen and state == "all":
+            found.other_states[c.status] += 1
+    return found
+
+
+def _ownerless_note(unknown_owner: int) -> str:
+    return f"{unknown_owner} socket{'s' if unknown_owner != 1 else ''} without a visible owner" + (
+        "" if is_root() else " (not running as root: other users' processes are hidden)"
+    ) + (" or belong to another network namespace/container" if is_root() else "")

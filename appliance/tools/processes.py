@@ -82,23 +82,47 @@ def process_details(
     Use after top_processes names a suspect PID."""
     try:
         proc = psutil.Process(pid)
-        with proc.oneshot():
-            info = proc.as_dict(
-                ["pid", "name", "username", "status", "ppid", "cmdline", "create_time", "num_threads",
-                 "cpu_times", "memory_info", "memory_percent", "nice", "cwd", "exe", "num_fds", "io_counters"],
-                ad_value=None,
-            )
-        before = proc.cpu_times()
-        time.sleep(0.3)
-        after = proc.cpu_times()
-        cores = max(0.0, (after.user + after.system) - (before.user + before.system)) / 0.3
+        info, cores = _read(proc)
     except psutil.NoSuchProcess:
         return fail(f"no process with PID {pid} (it may have exited)", ERROR)
     except psutil.AccessDenied:
         return fail(f"not allowed to inspect PID {pid} (owned by another user; run as root to see it)", ERROR)
     own = own_tree(ctx.self_pids)
-    unreadable: list[str] = []
-    data: dict = {
+    data = _summary(pid, info, cores)
+    unreadable = _add_guarded_fields(data, info)
+    data["parent"] = _brief(info["ppid"])
+    try:
+        _add_children_and_handles(data, proc)
+    except psutil.AccessDenied:
+        unreadable.append("open files and connections")
+    except psutil.NoSuchProcess:
+        return fail(f"PID {pid} exited while it was being read", ERROR)
+    label(data, pid, own)
+    if unreadable:
+        data["unreadable"] = unreadable
+        return result(PARTIAL, data, "some fields need more privileges: " + ", ".join(unreadable))
+    return result(OK, data)
+
+
+def _read(proc: psutil.Process) -> tuple[dict, float]:
+    """(the fields, None where denied; the cores it kept busy over 0.3 s). One `oneshot()` reads
+    /proc once for all fields; the CPU is sampled, since a lifetime average hides a process that
+    only just started spinning."""
+    with proc.oneshot():
+        info = proc.as_dict(
+            ["pid", "name", "username", "status", "ppid", "cmdline", "create_time", "num_threads",
+             "cpu_times", "memory_info", "memory_percent", "nice", "cwd", "exe", "num_fds", "io_counters"],
+            ad_value=None,
+        )
+    before = proc.cpu_times()
+    time.sleep(0.3)
+    after = proc.cpu_times()
+    return info, max(0.0, (after.user + after.system) - (before.user + before.system)) / 0.3
+
+
+def _summary(pid: int, info: dict, cores: float) -> dict:
+    """The fields every readable process has, in the order the tool shows them."""
+    return {
         "pid": pid,
         "name": info["name"],
         "status": info["status"],
@@ -114,6 +138,11 @@ def process_details(
         "virtual_memory": units.size(info["memory_info"].vms) if info["memory_info"] else None,
         "memory_percent": units.pct(info["memory_percent"]) if info["memory_percent"] is not None else None,
     }
+
+
+def _add_guarded_fields(data: dict, info: dict) -> list[str]:
+    """Add the fields another user's process hides (exe, cwd, fds, I/O); return those it hid."""
+    unreadable: list[str] = []
     for key in ("exe", "cwd", "num_fds"):
         if info[key] is None:
             unreadable.append(key)
@@ -123,23 +152,19 @@ def process_details(
         data["io_total"] = {"read": units.size(info["io_counters"].read_bytes), "written": units.size(info["io_counters"].write_bytes)}
     else:
         unreadable.append("io")
-    data["parent"] = _brief(info["ppid"])
-    try:
-        children = proc.children()
-        data["children"] = [_brief(c.pid) for c in children[:10]]
-        if len(children) > 10:
-            data["children_more"] = len(children) - 10
-        data["open_files"] = len(proc.open_files())
-        data["connections"] = len(proc.net_connections() if hasattr(proc, "net_connections") else proc.connections())
-    except psutil.AccessDenied:
-        unreadable.append("open files and connections")
-    except psutil.NoSuchProcess:
-        return fail(f"PID {pid} exited while it was being read", ERROR)
-    label(data, pid, own)
-    if unreadable:
-        data["unreadable"] = unreadable
-        return result(PARTIAL, data, "some fields need more privileges: " + ", ".join(unreadable))
-    return result(OK, data)
+    return unreadable
+
+
+def _add_children_and_handles(data: dict, proc: psutil.Process) -> None:
+    """Add the first ten children and the counts of open files and connections (psutil raises
+    AccessDenied or NoSuchProcess midway; what was added before stays)."""
+    children = proc.children()
+    data["children"] = [_brief(c.pid) for c in children[:10]]
+    if len(children) > 10:
+        data["children_more"] = len(children) - 10
+    data["open_files"] = len(proc.open_files())
+    data["connections"] = len(proc.net_connections() if hasattr(proc, "net_connections") else proc.connections())
+
 
 def _brief(pid: int | None) -> dict | None:
     if not pid:

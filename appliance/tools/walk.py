@@ -76,14 +76,10 @@ class Found:
 
 def walk(root: Path, root_fd: int, stats: WalkStats, max_entries: int, deadline: float) -> Iterator[Found]:
     """Breadth first (so a stopped scan still covers the top levels evenly). Closes root_fd."""
-    root_dev = os.fstat(root_fd).st_dev
-    seen_inodes: set[tuple[int, int]] = set()
-    # (relative parts, absolute path, open fd or None, named depth)
-    queue: deque[tuple[tuple[str, ...], str, int | None, int]] = deque([((), str(root), root_fd, 1 << 30)])
-    started = time.monotonic()
+    state = _Walk(root, root_fd, stats, max_entries, deadline)
     try:
-        while queue:
-            parts, dirpath, fd, named_depth = queue.popleft()
+        while state.queue:
+            parts, dirpath, fd, named_depth = state.queue.popleft()
             if fd is None:
                 try:
                     fd = open_noatime(dirpath, _DIR_FLAGS)
@@ -93,55 +89,87 @@ def walk(root: Path, root_fd: int, stats: WalkStats, max_entries: int, deadline:
             try:
                 with os.scandir(fd) as listing:
                     for entry in listing:
-                        stats.entries += 1
-                        if stats.entries >= max_entries:
-                            stats.stopped = f"entry budget ({max_entries:,} entries)"
-                        elif not stats.entries & 255 and time.monotonic() > deadline:
-                            stats.stopped = f"deadline ({deadline - started:.0f} s)"
-                        if stats.stopped:
-                            stats.dirs_pending = len(queue) + 1
+                        if state.out_of_budget():
                             return
-                        try:
-                            st = entry.stat(follow_symlinks=False)
-                        except OSError:
-                            stats.unreadable += 1
-                            continue
-                        mode = st.st_mode
-                        if stat.S_ISLNK(mode):
-                            stats.symlinks_not_followed += 1
-                            continue
-                        if st.st_dev != root_dev:
-                            stats.other_filesystems += 1
-                            continue
-                        name = entry.name
-                        child = parts + (name,)
-                        depth_named = named_depth
-                        if len(child) <= named_depth and secret_child(dirpath, name):
-                            stats.secret_places += 1
-                            depth_named = len(child)
-                        if st.st_nlink > 1 and not stat.S_ISDIR(mode):
-                            key = (st.st_dev, st.st_ino)
-                            if key in seen_inodes:
-                                stats.hard_links_counted_once += 1
-                                continue
-                            seen_inodes.add(key)
-                        allocated = st.st_blocks * 512
-                        stats.bytes += allocated
-                        if stat.S_ISDIR(mode):
-                            stats.dirs += 1
-                            queue.append((child, f"{dirpath.rstrip('/')}/{name}", None, depth_named))
-                            yield Found(child, st, True, depth_named, allocated)
-                        else:
-                            stats.files += 1
-                            yield Found(child, st, False, depth_named, allocated)
+                        found = state.visit(entry, parts, dirpath, named_depth)
+                        if found is not None:
+                            yield found
             except OSError:
                 stats.unreadable += 1
             finally:
                 os.close(fd)
     finally:
-        stats.elapsed = time.monotonic() - started
-        while queue:
-            pending_fd = queue.popleft()[2]
+        state.close()
+
+
+class _Walk:
+    """What one walk carries from entry to entry: the directories still to list (each as relative
+    parts, absolute path, open fd or None, named depth), the inodes already counted, the budget."""
+
+    def __init__(self, root: Path, root_fd: int, stats: WalkStats, max_entries: int, deadline: float) -> None:
+        self.root_dev = os.fstat(root_fd).st_dev
+        self.seen_inodes: set[tuple[int, int]] = set()
+        self.queue: deque[tuple[tuple[str, ...], str, int | None, int]] = deque([((), str(root), root_fd, 1 << 30)])
+        self.stats = stats
+        self.max_entries = max_entries
+        self.deadline = deadline
+        self.started = time.monotonic()
+
+    def out_of_budget(self) -> bool:
+        """Count one more entry; True (and the reason in stats) when the budget or deadline is spent."""
+        stats = self.stats
+        stats.entries += 1
+        if stats.entries >= self.max_entries:
+            stats.stopped = f"entry budget ({self.max_entries:,} entries)"
+        elif not stats.entries & 255 and time.monotonic() > self.deadline:
+            stats.stopped = f"deadline ({self.deadline - self.started:.0f} s)"
+        if stats.stopped:
+            stats.dirs_pending = len(self.queue) + 1
+            return True
+        return False
+
+    def visit(self, entry: os.DirEntry, parts: tuple[str, ...], dirpath: str, named_depth: int) -> Found | None:
+        """The entry as a Found to count (queueing it when a directory), or None when it is skipped:
+        unreadable, a symlink, on another filesystem, or a hard link already counted."""
+        stats = self.stats
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            stats.unreadable += 1
+            return None
+        mode = st.st_mode
+        if stat.S_ISLNK(mode):
+            stats.symlinks_not_followed += 1
+            return None
+        if st.st_dev != self.root_dev:
+            stats.other_filesystems += 1
+            return None
+        name = entry.name
+        child = parts + (name,)
+        depth_named = named_depth
+        if len(child) <= named_depth and secret_child(dirpath, name):
+            stats.secret_places += 1
+            depth_named = len(child)
+        if st.st_nlink > 1 and not stat.S_ISDIR(mode):
+            key = (st.st_dev, st.st_ino)
+            if key in self.seen_inodes:
+                stats.hard_links_counted_once += 1
+                return None
+            self.seen_inodes.add(key)
+        allocated = st.st_blocks * 512
+        stats.bytes += allocated
+        if stat.S_ISDIR(mode):
+            stats.dirs += 1
+            self.queue.append((child, f"{dirpath.rstrip('/')}/{name}", None, depth_named))
+            return Found(child, st, True, depth_named, allocated)
+        stats.files += 1
+        return Found(child, st, False, depth_named, allocated)
+
+    def close(self) -> None:
+        """Record the time taken and close the fds of directories never listed."""
+        self.stats.elapsed = time.monotonic() - self.started
+        while self.queue:
+            pending_fd = self.queue.popleft()[2]
             if pending_fd is not None:
                 os.close(pending_fd)
 
