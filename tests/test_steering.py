@@ -150,3 +150,19 @@ def test_an_all_clear_answers_a_question_of_fact_only_with_the_fact():
     ctx = AnswerContext(question="is anything listening on port 4242?", bodies=[listening.line()], tools_worked=True,
                         evidence=Evidence(findings=(listening,), topics=("listening",)))
     assert judge_answer("all fine", {}, ctx).problem == "[no-observed-fact-named]"
+
+
+PLACE_OK = Finding("filesystem_full", OK, "not full: /srv/up is on /srv/up (tmpfs): 12 % used, 14.0 MiB free of 16.0 MiB",
+                   {"used_percent": 12.0, "mount": "/srv/up"})
+
+
+def test_a_yes_about_a_place_the_checks_judged_fine_goes_back_and_is_steered_to_its_verdict():
+    question = "is /srv/up about to fill up?"
+    evidence = Evidence(findings=(PLACE_OK, CPU_OK), topics=("filesystem_full",), places=(PLACE_OK,))
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=[PLACE_OK.line()], tools_worked=True)
+    problem = judge_answer("The /srv/up directory is about to fill up.", {}, ctx).problem
+    assert problem == f"[contradicts-check: {PLACE_OK.line()}]"
+    assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "not full",)
+    # the right answer passes: a no, with the place's numbers
+    assert judge_answer("No, /srv/up is 12 % used with 14.0 MiB free.", {}, ctx).problem is None
+    assert judge_answer("/srv/up is not about to fill up: 12 % used.", {}, ctx).problem is None

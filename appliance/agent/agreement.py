@@ -25,8 +25,9 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
                r"|\bhigh (?:cpu|load)\b",
         "memory": r"\bout of memory\b|\bmemory (?:leak|pressure|exhaust\w*)\b|\b(?:ram|memory) is (?:full|exhausted|low)\b",
         "swap": r"\bswapping\b|\bswap (?:storm|thrash\w*)\b|\bthrash\w*\b",
-        "filesystem_full": r"\b(?:disk|filesystem|file system|partition|drive|volume|root|mount)\b[^.;]{0,40}\b(?:is |are )?"
-                           r"(?:full|out of space|almost full|nearly full)\b|\bno space left\b|\bout of (?:disk )?space\b",
+        "filesystem_full": r"\b(?:disk|filesystem|file system|partition|drive|volume|root|mount|director\w*|folder)\b"
+                           r"[^.;]{0,40}\b(?:is |are )?(?:full|out of space|almost full|nearly full)\b|\bno space left\b"
+                           r"|\bout of (?:disk )?space\b|\bfill(?:s|ing)? up\b|\babout to fill\b|\brunning out of space\b",
         "inodes": r"\binodes?\b[^.;]{0,40}\b(?:exhaust\w*|full|used up|run out|ran out)\b",
         "readonly_fs": r"\bread[- ]only\b",
         "zombies": r"\bzombies?\b",
@@ -93,6 +94,31 @@ def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Findin
     if _YES.search(answer) or claims_fault(stated, family):
         return f"[contradicts-check: {verdicts[0].line()[:200]}]", ()
     return None, tuple(k for k in ("culprit", "process", "pid") if k in result)
+
+
+_QUESTION_HEAD = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|will|should)\b\s*", re.I)
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def affirms(answer: str, question: str) -> bool:
+    """The answer to a yes/no question says yes: it begins with "yes", or a clause of it repeats the
+    question's last words ("… is about to fill up" for "is /srv about to fill up?") without a
+    negation."""
+    if _YES.search(answer):
+        return True
+    tail = _WORDS.findall(_QUESTION_HEAD.sub("", question.lower()))[-3:]
+    if len(tail) < 3:
+        return False
+    phrase = " ".join(tail)
+    return any(phrase in " ".join(_WORDS.findall(c.lower())) and not _NEGATION.search(c) for c in clauses(answer))
+
+
+def place_fit(answer: str, question: str, places: Sequence[Finding]) -> str | None:
+    """For a yes/no question about a place the checks judged fine: a "yes" contradicts them."""
+    fine = [f for f in places if not f.is_problem]
+    if not fine or any(f.is_problem for f in places) or not affirms(answer, question):
+        return None
+    return f"[contradicts-check: {fine[0].line()[:200]}]"
 
 
 def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:

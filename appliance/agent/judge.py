@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, denies_all, misses_culprit, names_self, problems_for,
-                                       wrong_place, yes_no_fit)
+from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, denies_all, misses_culprit, names_self,
+                                       place_fit, problems_for, wrong_place, yes_no_fit)
 from appliance.agent.answer_fit import YES_NO, check_fit, question_form, seeks_fault
 from appliance.agent.checks import Verdict, check_answer
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
@@ -67,6 +67,7 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     if question_form(ctx.question) == YES_NO:
         topic = evidence.topics[0] if evidence.topics and not evidence.places else None
         problem, drop = yes_no_fit(answer, kept, evidence.findings, topic)
+        problem = problem or place_fit(answer, ctx.question, evidence.places)
         if problem is not None:
             return replace(verdict, problem=problem, invented=True)
         if drop:  # a "no" keeps no culprit: the check found none

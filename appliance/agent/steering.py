@@ -58,11 +58,18 @@ def headline(finding: Finding) -> str:
 
 
 def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:
-    """The ok verdict of one of the question's families that the refused answer contradicted."""
+    """The ok verdict of the question's place or one of its families that the refused answer
+    contradicted (the place's own verdict first)."""
     match = _CONTRADICTED.match(problem)
-    if not match or match.group(1) != "ok" or match.group(2) not in evidence.topics:
+    if not match or match.group(1) != "ok":
         return None
-    return next((f for f in evidence.findings if f.family == match.group(2) and not f.is_problem), None)
+    family = match.group(2)
+    at_place = [f for f in evidence.places if f.family == family and not f.is_problem]
+    if at_place:
+        return at_place[0]
+    if family not in evidence.topics:
+        return None
+    return next((f for f in evidence.findings if f.family == family and not f.is_problem), None)
 
 
 def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]) -> list[str]:
