@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from textual.message import Message
+
 from appliance.tui import messages as msg
 from appliance.tui.loading import one_line
 
 
-def warm_model(post: Callable[[Any], None], engine: Any, should_stop: Callable[[], bool]) -> None:
+def warm_model(post: Callable[[Message], object], engine: Any, should_stop: Callable[[], bool]) -> None:
     """The worker: `engine.warm(...)` with its progress and its outcome posted as messages."""
     warm = getattr(engine, "warm", None)
     if warm is None:
