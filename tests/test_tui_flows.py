@@ -230,6 +230,41 @@ def test_history_lists_searches_replays_exports_and_asks_again(tmp_path):
     assert questions == ["why is my fan loud?", "why is my fan loud?"]
 
 
+def test_replay_copies_its_answer_and_a_failing_history_is_a_notification_not_a_crash():
+    from appliance.tui.history_source import MemoryHistory
+
+    class BrokenSearch(MemoryHistory):
+        def list_runs(self, query="", limit=200):
+            if query:
+                raise OSError("database disk image is malformed")
+            return super().list_runs(query, limit)
+
+    history = BrokenSearch()
+    app = make_app(recorder_factory=lambda: history, history=history)
+    copied = []
+    app.copy_to_clipboard = copied.append
+
+    async def scenario():
+        async with app.run_test(size=(100, 30)) as pilot:
+            await ask(pilot, "why is my fan loud?")
+            await wait_for(pilot, lambda: ended(app) is not None)
+            await pilot.press("ctrl+r")
+            await wait_for(pilot, lambda: screen_shows(app, HistoryScreen, "DataTable"))
+            table = app.screen.query_one(DataTable)
+            await wait_for(pilot, lambda: table.row_count == 1)
+            await pilot.press("x")
+            await wait_for(pilot, lambda: any("history: OSError: database disk image is malformed" in n.message
+                                              for n in app._notifications))
+            assert isinstance(app.screen, HistoryScreen) and table.row_count == 1
+            await pilot.press("down", "enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen))
+            await pilot.press("c")
+            await wait_for(pilot, lambda: copied)
+
+    run(scenario())
+    assert copied == [app.run_screen.last_answer] and "burn" in copied[0]
+
+
 def test_missing_model_offers_a_pull_with_progress_then_loads_it():
     model = FixedStatsModel([STEP_TOOL, STEP_FINISH], name="qwen2.5-coder-1.5b-instruct")
     state = {"pulled": False, "loads": 0}
@@ -373,6 +408,30 @@ def test_palette_sets_the_step_limit_and_switches_model():
 
     run(scenario())
     assert loaded == [None, "smollm2-135m-instruct"]
+
+
+def test_palette_lists_the_preset_step_limits_and_finds_any_other_typed():
+    from appliance.tui.app import MAX_STEP_LIMIT, STEP_LIMITS
+
+    app = make_app()
+
+    async def scenario():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: app.model is not None)
+            commands = list(app.get_system_commands(app.screen))
+            limits = [c for c in commands if c.title.startswith("Set step limit: ")]
+            assert [int(c.title.split()[-1]) for c in limits] == list(range(1, MAX_STEP_LIMIT + 1))
+            assert [int(c.title.split()[-1]) for c in limits if c.discover] == list(STEP_LIMITS)
+            assert "Quit" in [c.title for c in commands]  # Textual's own stay in the palette
+            for typed, limit in (("step limit 37", 37), ("set step limit: 5", 5), ("step limit 1", 1)):
+                await pilot.press("ctrl+p")
+                await pilot.pause(0.2)
+                await pilot.press(*typed)
+                await pilot.pause(0.3)
+                await pilot.press("enter")
+                await wait_for(pilot, lambda limit=limit: app.settings.max_steps == limit)
+
+    run(scenario())
 
 
 def test_system_panel_toggles_and_shows_the_samplers_readings():
