@@ -38,6 +38,19 @@ def screen_shows(app, kind, selector: str) -> bool:
     query in between raised NoMatches (seen once in a CI run)."""
     return isinstance(app.screen, kind) and bool(app.screen.query(selector))
 
+
+async def one_run_in_history(pilot) -> DataTable:
+    """Ask once, wait for the answer, open the history and wait for its one row."""
+    app = pilot.app
+    await ask(pilot, "why is my fan loud?")
+    await wait_for(pilot, lambda: ended(app) is not None)
+    await pilot.press("ctrl+r")
+    await wait_for(pilot, lambda: screen_shows(app, HistoryScreen, "DataTable"))
+    table = app.screen.query_one(DataTable)
+    await wait_for(pilot, lambda: table.row_count == 1)
+    return table
+
+
 def ended(app) -> ev.RunEnded | None:
     found = [e for e in app.run_screen.events_seen if isinstance(e, ev.RunEnded)]
     return found[-1] if found else None
@@ -199,12 +212,7 @@ def test_history_lists_searches_replays_exports_and_asks_again(tmp_path):
 
     async def scenario():
         async with app.run_test(size=(100, 30)) as pilot:
-            await ask(pilot, "why is my fan loud?")
-            await wait_for(pilot, lambda: ended(app) is not None)
-            await pilot.press("ctrl+r")
-            await wait_for(pilot, lambda: screen_shows(app, HistoryScreen, "DataTable"))
-            table = app.screen.query_one(DataTable)
-            await wait_for(pilot, lambda: table.row_count == 1)
+            table = await one_run_in_history(pilot)
             await pilot.press(*"nothing-like-this")
             await wait_for(pilot, lambda: table.row_count == 0)
             for _ in range(len("nothing-like-this")):
@@ -246,12 +254,7 @@ def test_replay_copies_its_answer_and_a_failing_history_is_a_notification_not_a_
 
     async def scenario():
         async with app.run_test(size=(100, 30)) as pilot:
-            await ask(pilot, "why is my fan loud?")
-            await wait_for(pilot, lambda: ended(app) is not None)
-            await pilot.press("ctrl+r")
-            await wait_for(pilot, lambda: screen_shows(app, HistoryScreen, "DataTable"))
-            table = app.screen.query_one(DataTable)
-            await wait_for(pilot, lambda: table.row_count == 1)
+            table = await one_run_in_history(pilot)
             await pilot.press("x")
             await wait_for(pilot, lambda: any("history: OSError: database disk image is malformed" in n.message
                                               for n in app._notifications))
