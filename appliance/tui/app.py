@@ -94,7 +94,7 @@ class ApplianceApp(App[None]):
         self._exporter = exporter or MarkdownExporter(Path.cwd())
         self._quitting = threading.Event()
         self._pending_question: str | None = None
-        self.model: Any = None  # a ChatModel once loaded
+        self.model: "ChatModel | None" = None
         self.model_phase = "starting"  # loading, ready, missing, error
         self.run_screen = RunScreen(
             recorder_factory=recorder_factory or (lambda: memory), max_steps=settings.max_steps, clock=clock,
@@ -143,15 +143,17 @@ class ApplianceApp(App[None]):
         self._warm()
         if self._pending_question:
             question, self._pending_question = self._pending_question, None
-            self.start_run(question)
+            self.start_run(question, message.model)
 
     def _warm(self) -> None:
         """Evaluate (or load from the prompt cache) the system prompt in the background."""
+        model = self.model
+        if model is None:
+            return
         try:
-            engine = self._engine_factory(self.model, self.settings)
+            engine = self._engine_factory(model, self.settings)
         except Exception:
             return  # the first question reports the problem
-        model = self.model
         self.run_worker(partial(warm_model, self.post_message, engine,
                                 lambda: self._quitting.is_set() or self.model is not model),
                         thread=True, exclusive=True, group="warm", name="warm-prompt")
@@ -230,15 +232,15 @@ class ApplianceApp(App[None]):
     # ----- runs ---------------------------------------------------------------------------------
     def on_question_asked(self, message: msg.QuestionAsked) -> None:
         if self.model is not None:
-            self.start_run(message.question)
+            self.start_run(message.question, self.model)
         elif self.model_phase == "loading":
             self._pending_question = message.question
             self.notify("The model is still loading; your question starts as soon as it is ready.")
         else:
             self.notify("No model is loaded: Ctrl+P → Switch model, or see the model screen.", severity="error")
 
-    def start_run(self, question: str) -> None:
-        make_engine = partial(self._engine_factory, self.model, self.settings)
+    def start_run(self, question: str, model: "ChatModel") -> None:
+        make_engine = partial(self._engine_factory, model, self.settings)
         self.run_screen.start_run(question, make_engine, self.settings.max_steps)
 
     def ask_again(self, question: str | None) -> None:
@@ -251,7 +253,7 @@ class ApplianceApp(App[None]):
         elif self.model is None:
             self.notify("No model is loaded yet.", severity="warning")
         else:
-            self.start_run(question)
+            self.start_run(question, self.model)
 
     def _close_screens(self) -> None:
         while len(self.screen_stack) > 1:

@@ -14,19 +14,23 @@ from __future__ import annotations
 
 import queue
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from appliance.tui.loading import one_line
 
+if TYPE_CHECKING:
+    from appliance.agent.events import Event
+    from appliance.llm.base import ChatModel
+
 
 @dataclass
 class EngineEmitted(Message):
-    """One event of the running engine (an `appliance.agent.events` value)."""
+    """One event of the running engine."""
 
-    event: Any
+    event: "Event"
 
 
 @dataclass
@@ -64,7 +68,7 @@ class WarmFinished(Message):
 
 @dataclass
 class ModelLoaded(Message):
-    model: Any
+    model: "ChatModel"
     spec: str | None
 
 
