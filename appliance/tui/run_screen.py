@@ -59,6 +59,9 @@ RecorderFactory = Callable[[], Recorder]  # called in the run's thread, once per
 
 
 class RunScreen(Screen[None]):
+    """The app's default screen; never popped, so messages for the run keep arriving here while
+    the history, a replay or the agent's question is shown over it."""
+
     def __init__(
         self,
         *,
