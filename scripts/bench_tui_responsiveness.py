@@ -54,28 +54,28 @@ async def _measure(app: ApplianceApp, out: dict, question: str) -> dict:
     async with app.run_test(size=(80, 24)) as pilot:
         while app.model is None:
             await pilot.pause(0.05)
-        probe = lambda: app.system_panel.display  # noqa: E731
+        probe = lambda: app.run_screen.system_panel.display  # noqa: E731
         out["idle_keys"] = await key_latencies(pilot, "ctrl+t", probe, presses=10, gap=0.1)
         out["idle_lag"] = await loop_lag(1.0)
-        box = app.question_box
+        box = app.run_screen.question_box
         box.value = question
         await pilot.press("enter")
         started = time.perf_counter()
-        while not app.run_active:
+        while not app.run_screen.run_active:
             await pilot.pause(0.01)
-        running = lambda: app.run_active  # noqa: E731
+        running = lambda: app.run_screen.run_active  # noqa: E731
         lag = asyncio.create_task(loop_lag(600, keep_going=running))
         out["busy_keys"] = await key_latencies(pilot, "ctrl+t", probe, presses=2000, gap=0.2, keep_going=running)
         out["busy_lag"] = await lag
-        while app.run_active:
+        while app.run_screen.run_active:
             await pilot.pause(0.05)
         out["seconds"] = time.perf_counter() - started
-        steps_done = [e for e in app.events_seen if isinstance(e, ev.StepRecorded) and e.stats.completion_tokens]
+        steps_done = [e for e in app.run_screen.events_seen if isinstance(e, ev.StepRecorded) and e.stats.completion_tokens]
         out["tokens"] = sum(e.stats.completion_tokens for e in steps_done)
         gen_s = sum(e.stats.generation_ms for e in steps_done) / 1000
         out["tok_s"] = out["tokens"] / gen_s if gen_s else 0.0
-        out["pieces"] = sum(1 for e in app.events_seen if isinstance(e, ev.TextDelta))
-        ended = [e for e in app.events_seen if isinstance(e, ev.RunEnded)]
+        out["pieces"] = sum(1 for e in app.run_screen.events_seen if isinstance(e, ev.TextDelta))
+        ended = [e for e in app.run_screen.events_seen if isinstance(e, ev.RunEnded)]
         out["status"] = ended[-1].status if ended else "?"
     return out
 

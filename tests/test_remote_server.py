@@ -81,12 +81,12 @@ def test_the_tui_asks_the_server_and_streams_its_steps(site, server):
     async def scenario():
         async with app.run_test(size=(100, 30)) as pilot:
             await tui_ask(pilot, QUESTION)
-            await wait_for(pilot, lambda: any(isinstance(e, ev.RunEnded) for e in app.events_seen), timeout=500)
+            await wait_for(pilot, lambda: any(isinstance(e, ev.RunEnded) for e in app.run_screen.events_seen), timeout=500)
             await pilot.pause(0.1)
-            assert app.transcript.cards[1].thought  # the streamed thought is on the step's card
+            assert app.run_screen.transcript.cards[1].thought  # the streamed thought is on the step's card
 
     run(scenario())
-    events = app.events_seen
+    events = app.run_screen.events_seen
     end = events[-1]
     assert isinstance(end, ev.RunEnded) and end.status == ev.FINISHED, end
     pieces = [e.text for e in events if isinstance(e, ev.TextDelta) and e.step == 1 and e.kind == "step"]

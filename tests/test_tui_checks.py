@@ -37,15 +37,15 @@ def test_the_real_analyzers_show_a_real_zombie_parent_when_the_app_opens_and_aga
 
         async def scenario():
             async with app.run_test(size=(100, 30)) as pilot:
-                await wait_for(pilot, lambda: app.checks_panel.findings)
-                assert app.checks_panel.display  # a problem on the first check opens the panel
-                shown = findings_text(app.checks_panel.findings).plain
+                await wait_for(pilot, lambda: app.run_screen.checks_panel.findings)
+                assert app.run_screen.checks_panel.display  # a problem on the first check opens the panel
+                shown = findings_text(app.run_screen.checks_panel.findings).plain
                 assert f"pid {pid}" in shown and "zombie" in shown
-                assert "warning" in app.checks_panel.border_subtitle  # other sessions may plant more
+                assert "warning" in app.run_screen.checks_panel.border_subtitle  # other sessions may plant more
                 await ask(pilot, "why is my fan loud?")
-                await wait_for(pilot, lambda: len(calls) >= 2 and not app.run_active)
+                await wait_for(pilot, lambda: len(calls) >= 2 and not app.run_screen.run_active)
                 await pilot.press("ctrl+g")
-                assert not app.checks_panel.display
+                assert not app.run_screen.checks_panel.display
 
         run(scenario())
     assert len(calls) >= 2 and threading.main_thread().name not in calls
@@ -65,10 +65,10 @@ def test_a_slow_check_never_blocks_the_screen():
             await wait_for(pilot, lambda: app.model is not None)
             started = time.perf_counter()
             await pilot.press("ctrl+t")
-            await wait_for(pilot, lambda: app.system_panel.display, timeout=1.0)
-            assert time.perf_counter() - started < 1.0 and not app.checks_panel.findings
+            await wait_for(pilot, lambda: app.run_screen.system_panel.display, timeout=1.0)
+            assert time.perf_counter() - started < 1.0 and not app.run_screen.checks_panel.findings
             release.set()
-            await wait_for(pilot, lambda: app.checks_panel.findings)
-            assert not app.checks_panel.display  # nothing wrong: the panel stays closed until asked for
+            await wait_for(pilot, lambda: app.run_screen.checks_panel.findings)
+            assert not app.run_screen.checks_panel.display  # nothing wrong: the panel stays closed until asked for
 
     run(scenario())

@@ -38,8 +38,21 @@ def screen_shows(app, kind, selector: str) -> bool:
     query in between raised NoMatches (seen once in a CI run)."""
     return isinstance(app.screen, kind) and bool(app.screen.query(selector))
 
+
+async def one_run_in_history(pilot) -> DataTable:
+    """Ask once, wait for the answer, open the history and wait for its one row."""
+    app = pilot.app
+    await ask(pilot, "why is my fan loud?")
+    await wait_for(pilot, lambda: ended(app) is not None)
+    await pilot.press("ctrl+r")
+    await wait_for(pilot, lambda: screen_shows(app, HistoryScreen, "DataTable"))
+    table = app.screen.query_one(DataTable)
+    await wait_for(pilot, lambda: table.row_count == 1)
+    return table
+
+
 def ended(app) -> ev.RunEnded | None:
-    found = [e for e in app.events_seen if isinstance(e, ev.RunEnded)]
+    found = [e for e in app.run_screen.events_seen if isinstance(e, ev.RunEnded)]
     return found[-1] if found else None
 
 
@@ -63,10 +76,10 @@ def test_ask_streams_steps_and_shows_the_answer():
             answer = app.query_one(".answer", Markdown)
             assert "burn" in answer.source and "pid 4242" in answer.source
             assert "**Evidence**" in answer.source and '"culprit": "burn"' in answer.source
-            status = str(app.status.render())
+            status = str(app.run_screen.status.render())
             assert "finished" in status and "step 2/6" in status
             assert "thr 1/2" in status and "50t/s" in status and "kv 700/800" in status  # short forms at 80 columns
-            assert app.last_answer.startswith("The **burn** process")
+            assert app.run_screen.last_answer.startswith("The **burn** process")
             assert app.focused is app.query_one("#question", Input)
 
     run(scenario())
@@ -81,10 +94,10 @@ def test_thought_appears_while_the_model_is_still_writing():
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
             await ask(pilot, "why is it slow?")
-            await wait_for(pilot, lambda: 1 in app.transcript.cards and "checking" in app.transcript.cards[1].thought)
+            await wait_for(pilot, lambda: 1 in app.run_screen.transcript.cards and "checking" in app.run_screen.transcript.cards[1].thought)
             # Part of the thought is on screen before the model finished the step.
-            assert not any(isinstance(e, ev.ThoughtMade) for e in app.events_seen)
-            assert "{" not in app.transcript.cards[1].thought
+            assert not any(isinstance(e, ev.ThoughtMade) for e in app.run_screen.events_seen)
+            assert "{" not in app.run_screen.transcript.cards[1].thought
             await wait_for(pilot, lambda: ended(app) is not None)
 
     run(scenario())
@@ -100,12 +113,12 @@ def test_escape_cancels_within_a_moment_and_the_run_is_recorded_cancelled(tmp_pa
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
             await ask(pilot, "why is my fan loud?")
-            await wait_for(pilot, lambda: 1 in app.transcript.cards and len(app.transcript.cards[1].thought) > 20)
+            await wait_for(pilot, lambda: 1 in app.run_screen.transcript.cards and len(app.run_screen.transcript.cards[1].thought) > 20)
             started = time.perf_counter()
             await pilot.press("escape")
             await wait_for(pilot, lambda: ended(app) is not None, timeout=5)
             timing["cancel"] = time.perf_counter() - started
-            assert "cancelled" in str(app.status.render())
+            assert "cancelled" in str(app.run_screen.status.render())
             assert app.query_one(".answer", Markdown).border_title == "Answer (cancelled)"
 
     run(scenario())
@@ -124,7 +137,7 @@ def test_quitting_during_a_run_records_it_cancelled_not_running(tmp_path):
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
             await ask(pilot, "why is my fan loud?")
-            await wait_for(pilot, lambda: 1 in app.transcript.cards and len(app.transcript.cards[1].thought) > 20)
+            await wait_for(pilot, lambda: 1 in app.run_screen.transcript.cards and len(app.run_screen.transcript.cards[1].thought) > 20)
             await pilot.press("ctrl+q")
 
     started = time.perf_counter()
@@ -145,7 +158,7 @@ def test_ctrl_c_cancels_too():
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
             await ask(pilot, "why?")
-            await wait_for(pilot, lambda: 1 in app.transcript.cards and app.transcript.cards[1].thought)
+            await wait_for(pilot, lambda: 1 in app.run_screen.transcript.cards and app.run_screen.transcript.cards[1].thought)
             await pilot.press("ctrl+c")
             await wait_for(pilot, lambda: ended(app) is not None, timeout=5)
 
@@ -166,7 +179,7 @@ def test_ask_user_prompt_sends_the_reply_back_to_the_agent():
             await wait_for(pilot, lambda: ended(app) is not None)
 
     run(scenario())
-    replies = [e for e in app.events_seen if isinstance(e, ev.UserReplied)]
+    replies = [e for e in app.run_screen.events_seen if isinstance(e, ev.UserReplied)]
     assert [r.reply for r in replies] == ["nginx"]
     second_prompt = "\n".join(m.content for m in model.calls[1][0])
     assert "nginx" in second_prompt
@@ -185,7 +198,7 @@ def test_escape_on_the_prompt_declines_to_answer():
             await wait_for(pilot, lambda: ended(app) is not None)
 
     run(scenario())
-    assert [e.reply for e in app.events_seen if isinstance(e, ev.UserReplied)] == [None]
+    assert [e.reply for e in app.run_screen.events_seen if isinstance(e, ev.UserReplied)] == [None]
 
 
 def test_history_lists_searches_replays_exports_and_asks_again(tmp_path):
@@ -199,12 +212,7 @@ def test_history_lists_searches_replays_exports_and_asks_again(tmp_path):
 
     async def scenario():
         async with app.run_test(size=(100, 30)) as pilot:
-            await ask(pilot, "why is my fan loud?")
-            await wait_for(pilot, lambda: ended(app) is not None)
-            await pilot.press("ctrl+r")
-            await wait_for(pilot, lambda: screen_shows(app, HistoryScreen, "DataTable"))
-            table = app.screen.query_one(DataTable)
-            await wait_for(pilot, lambda: table.row_count == 1)
+            table = await one_run_in_history(pilot)
             await pilot.press(*"nothing-like-this")
             await wait_for(pilot, lambda: table.row_count == 0)
             for _ in range(len("nothing-like-this")):
@@ -221,13 +229,43 @@ def test_history_lists_searches_replays_exports_and_asks_again(tmp_path):
             await pilot.press("x")
             await wait_for(pilot, lambda: exports.exists() and any(exports.iterdir()))
             await pilot.press("a")
-            await wait_for(pilot, lambda: len([e for e in app.events_seen if isinstance(e, ev.RunEnded)]) == 2)
+            await wait_for(pilot, lambda: len([e for e in app.run_screen.events_seen if isinstance(e, ev.RunEnded)]) == 2)
 
     run(scenario())
     exported = next(exports.iterdir()).read_text()
     assert exported.startswith("# why is my fan loud?") and "top_processes" in exported and "burn" in exported
-    questions = [e.question for e in app.events_seen if isinstance(e, ev.RunStarted)]
+    questions = [e.question for e in app.run_screen.events_seen if isinstance(e, ev.RunStarted)]
     assert questions == ["why is my fan loud?", "why is my fan loud?"]
+
+
+def test_replay_copies_its_answer_and_a_failing_history_is_a_notification_not_a_crash():
+    from appliance.tui.history_source import MemoryHistory
+
+    class BrokenSearch(MemoryHistory):
+        def list_runs(self, query="", limit=200):
+            if query:
+                raise OSError("database disk image is malformed")
+            return super().list_runs(query, limit)
+
+    history = BrokenSearch()
+    app = make_app(recorder_factory=lambda: history, history=history)
+    copied = []
+    app.copy_to_clipboard = copied.append
+
+    async def scenario():
+        async with app.run_test(size=(100, 30)) as pilot:
+            table = await one_run_in_history(pilot)
+            await pilot.press("x")
+            await wait_for(pilot, lambda: any("history: OSError: database disk image is malformed" in n.message
+                                              for n in app._notifications))
+            assert isinstance(app.screen, HistoryScreen) and table.row_count == 1
+            await pilot.press("down", "enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen))
+            await pilot.press("c")
+            await wait_for(pilot, lambda: copied)
+
+    run(scenario())
+    assert copied == [app.run_screen.last_answer] and "burn" in copied[0]
 
 
 def test_missing_model_offers_a_pull_with_progress_then_loads_it():
@@ -258,7 +296,7 @@ def test_missing_model_offers_a_pull_with_progress_then_loads_it():
             await pilot.press("p")
             await wait_for(pilot, lambda: app.model is model)
             assert not isinstance(app.screen, ModelMissingScreen)
-            assert "qwen2.5-coder-1.5b-instruct" in str(app.status.render())
+            assert "qwen2.5-coder-1.5b-instruct" in str(app.run_screen.status.render())
 
     run(scenario())
     assert state["loads"] == 2
@@ -299,7 +337,7 @@ def test_corrupt_model_file_shows_the_loaders_error_on_screen(tmp_path):
             await wait_for(pilot, lambda: screen_shows(app, ModelErrorScreen, "#model-error-text"))
             shown = str(app.screen.query_one("#model-error-text").render())
             assert expected in shown
-            assert "model error" in str(app.status.render())
+            assert "model error" in str(app.run_screen.status.render())
 
     run(scenario())
 
@@ -315,7 +353,7 @@ def test_a_model_failure_during_the_run_ends_it_with_the_error():
             await pilot.pause(0.05)
             answer = app.query_one(".answer", Markdown)
             assert answer.border_title == "Answer (failed)" and "scripted model failure" in answer.source
-            assert "failed" in str(app.status.render())
+            assert "failed" in str(app.run_screen.status.render())
 
     run(scenario())
     assert ended(app).status == ev.ERROR
@@ -336,7 +374,7 @@ def test_question_typed_while_loading_starts_when_the_model_is_ready():
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause(0.05)
-            assert app.model is None and "loading model" in str(app.status.render())
+            assert app.model is None and "loading model" in str(app.run_screen.status.render())
             await pilot.press(*"why is it hot?", "enter")
             gate.set()
             await wait_for(pilot, lambda: ended(app) is not None)
@@ -363,7 +401,7 @@ def test_palette_sets_the_step_limit_and_switches_model():
             await pilot.pause(0.3)
             await pilot.press("enter")
             await wait_for(pilot, lambda: app.settings.max_steps == 7)
-            assert "step 0/7" in str(app.status.render())
+            assert "step 0/7" in str(app.run_screen.status.render())
             await pilot.press("ctrl+p")
             await pilot.pause(0.2)
             await pilot.press(*"switch model smollm2")
@@ -373,6 +411,30 @@ def test_palette_sets_the_step_limit_and_switches_model():
 
     run(scenario())
     assert loaded == [None, "smollm2-135m-instruct"]
+
+
+def test_palette_lists_the_preset_step_limits_and_finds_any_other_typed():
+    from appliance.tui.app import MAX_STEP_LIMIT, STEP_LIMITS
+
+    app = make_app()
+
+    async def scenario():
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: app.model is not None)
+            commands = list(app.get_system_commands(app.screen))
+            limits = [c for c in commands if c.title.startswith("Set step limit: ")]
+            assert [int(c.title.split()[-1]) for c in limits] == list(range(1, MAX_STEP_LIMIT + 1))
+            assert [int(c.title.split()[-1]) for c in limits if c.discover] == list(STEP_LIMITS)
+            assert "Quit" in [c.title for c in commands]  # Textual's own stay in the palette
+            for typed, limit in (("step limit 37", 37), ("set step limit: 5", 5), ("step limit 1", 1)):
+                await pilot.press("ctrl+p")
+                await pilot.pause(0.2)
+                await pilot.press(*typed)
+                await pilot.pause(0.3)
+                await pilot.press("enter")
+                await wait_for(pilot, lambda limit=limit: app.settings.max_steps == limit)
+
+    run(scenario())
 
 
 def test_system_panel_toggles_and_shows_the_samplers_readings():
@@ -433,7 +495,7 @@ def test_a_store_that_cannot_record_is_reported_and_the_run_still_answers():
             await wait_for(pilot, lambda: any("disk holding" in n.message for n in app._notifications))
 
     run(scenario())
-    assert ended(app).status == ev.FINISHED and "burn" in app.last_answer
+    assert ended(app).status == ev.FINISHED and "burn" in app.run_screen.last_answer
 
 
 def test_run_tui_wires_the_real_parts(tmp_path):
@@ -446,7 +508,7 @@ def test_run_tui_wires_the_real_parts(tmp_path):
     args = argparse.Namespace(db=str(tmp_path / "runs.db"), model="smollm2-135m-instruct", verbose=False)
     app = build_app(args, env={"APPLIANCE_HOME": str(tmp_path)})
     assert isinstance(app.history, StoreHistory) and str(app.history.db_path) == str(tmp_path / "runs.db")
-    assert app.model_spec == "smollm2-135m-instruct" and isinstance(app._sampler, PsutilSampler)
+    assert app.model_spec == "smollm2-135m-instruct" and isinstance(app.run_screen._sampler, PsutilSampler)
     names = [name for name, spec in app.model_choices()]
     assert any(name.startswith("smollm2-135m-instruct") for name in names)
 
@@ -465,7 +527,7 @@ def test_a_failing_sampler_is_reported_once_and_sampling_stops():
             await pilot.press("ctrl+t")
             await wait_for(pilot, lambda: any("/proc is not readable" in n.message for n in app._notifications))
             await pilot.pause(0.3)
-            assert app._sample_timer is None
+            assert app.run_screen._sample_timer is None
 
     run(scenario())
     assert len(calls) <= 2

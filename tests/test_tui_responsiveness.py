@@ -24,10 +24,10 @@ def test_key_presses_are_handled_promptly_while_tokens_stream():
     results = {}
 
     def panel_shown():
-        return app.system_panel.display
+        return app.run_screen.system_panel.display
 
     def generating():
-        return app.run_active and not any(isinstance(e, ev.ThoughtMade) for e in app.events_seen)
+        return app.run_screen.run_active and not any(isinstance(e, ev.ThoughtMade) for e in app.run_screen.events_seen)
 
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
@@ -35,15 +35,15 @@ def test_key_presses_are_handled_promptly_while_tokens_stream():
             results["idle_keys"] = await key_latencies(pilot, "ctrl+t", panel_shown, presses=6)
             results["idle_lag"] = await loop_lag(0.5)
             await ask(pilot, "why is my fan loud?")
-            await wait_for(pilot, lambda: 1 in app.transcript.cards and app.transcript.cards[1].thought)
-            shown_before = len(app.transcript.cards[1].thought)
+            await wait_for(pilot, lambda: 1 in app.run_screen.transcript.cards and app.run_screen.transcript.cards[1].thought)
+            shown_before = len(app.run_screen.transcript.cards[1].thought)
             lag_task = asyncio.create_task(loop_lag(1.5, keep_going=generating))
             results["busy_keys"] = await key_latencies(pilot, "ctrl+t", panel_shown, presses=10,
                                                         keep_going=generating)
             results["busy_lag"] = await lag_task
-            results["shown"] = len(app.transcript.cards[1].thought) - shown_before
+            results["shown"] = len(app.run_screen.transcript.cards[1].thought) - shown_before
             results["still_generating"] = generating()
-            await wait_for(pilot, lambda: not app.run_active, timeout=30)
+            await wait_for(pilot, lambda: not app.run_screen.run_active, timeout=30)
 
     run(scenario())
     busy_keys, busy_lag = results["busy_keys"], results["busy_lag"]

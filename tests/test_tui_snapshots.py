@@ -53,10 +53,10 @@ def until(condition):
 
 async def finished_run(pilot, *, top: bool = False) -> None:
     await ask(pilot, "why is my fan loud?")
-    await wait_for(pilot, lambda: pilot.app.last_run_id is not None and not pilot.app.run_active)
+    await wait_for(pilot, lambda: pilot.app.run_screen.last_run_id is not None and not pilot.app.run_screen.run_active)
     await pilot.pause(0.2)
     if top:
-        pilot.app.transcript.scroll_home(animate=False)
+        pilot.app.run_screen.transcript.scroll_home(animate=False)
     await steady(pilot)
 
 
@@ -101,7 +101,7 @@ def test_system_panel_80x24(snap_compare):
     async def before(pilot):
         await finished_run(pilot, top=True)
         await pilot.press("ctrl+t")
-        await wait_for(pilot, lambda: len(pilot.app.system_panel.cpu) >= 1)
+        await wait_for(pilot, lambda: len(pilot.app.run_screen.system_panel.cpu) >= 1)
         await steady(pilot)
 
     app = make_app(deterministic=True, sample_interval=3600)
@@ -189,4 +189,4 @@ def fixed_findings():
 def test_checks_panel_80x24(snap_compare):
     app = make_app(deterministic=True, checker=fixed_findings)
     assert snap_compare(app, terminal_size=(80, 24),
-                        run_before=until(lambda: app.model and app.checks_panel.findings))
+                        run_before=until(lambda: app.model and app.run_screen.checks_panel.findings))

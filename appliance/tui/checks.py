@@ -1,7 +1,7 @@
 """The checks panel: the analyzers' findings (what `appliance check` prints), problems first.
 
 The findings are computed by an injected checker in a thread worker when the app opens and after
-each run (see ApplianceApp); this module only renders them. Verdicts quote machine text, so they
+each run (see RunScreen); this module only renders them. Verdicts quote machine text, so they
 are shown as plain `Text`, never parsed as markup.
 """
 

@@ -1,24 +1,36 @@
-"""The messages thread workers post to the app, named in the past tense (what happened).
+"""The messages of the TUI: what workers report (past tense) and what screens ask for (requests).
 
-Workers never touch widgets: they post one of these (`App.post_message` is thread-safe) and the
-app's handlers update the widgets on the event loop. That keeps every widget change on one thread
-and makes each flow testable by looking at which messages arrive.
+Workers never touch widgets: they post one of these (`post_message` is thread-safe) and the
+handlers of the screen or app that started them update the widgets on the event loop. That keeps
+every widget change on one thread and makes each flow testable by looking at which messages arrive.
+
+Screens never call the app's methods: a screen that wants something done beyond its own widgets
+(start a run, export, copy, pull) posts a request (`...Requested`, `QuestionAsked`); it bubbles
+from the screen to the app, which decides what to do with it (the model may not be loaded, a run
+may be going). A screen that produces one value for its caller returns it with `dismiss`.
 """
 
 from __future__ import annotations
 
 import queue
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
+from textual.worker import Worker, WorkerState
+
+from appliance.errors import one_line
+
+if TYPE_CHECKING:
+    from appliance.agent.events import Event
+    from appliance.llm.base import ChatModel
 
 
 @dataclass
 class EngineEmitted(Message):
-    """One event of the running engine (an `appliance.agent.events` value)."""
+    """One event of the running engine."""
 
-    event: Any
+    event: "Event"
 
 
 @dataclass
@@ -56,7 +68,7 @@ class WarmFinished(Message):
 
 @dataclass
 class ModelLoaded(Message):
-    model: Any
+    model: "ChatModel"
     spec: str | None
 
 
@@ -123,7 +135,56 @@ class RunExported(Message):
 
 @dataclass
 class BackgroundFailed(Message):
-    """A helper worker (history query, export, sampling) failed; shown as a notification."""
+    """Something beside the run failed (the run's recorder); shown as a notification."""
 
     what: str
     error: str
+
+
+# ----- requests from screens to the app (they bubble up from the screen that posts them) ---------
+@dataclass
+class QuestionAsked(Message):
+    """The person submitted a question on the run screen; the app starts a run when it can."""
+
+    question: str
+
+
+@dataclass
+class ReplayRequested(Message):
+    """Open a stored run (the history's Enter)."""
+
+    run_id: str
+
+
+@dataclass
+class ExportRequested(Message):
+    """Write a stored run to a Markdown file (history Ctrl+S, replay `x`)."""
+
+    run_id: str
+
+
+@dataclass
+class CopyRequested(Message):
+    """Copy an answer to the clipboard (replay `c`)."""
+
+    text: str
+
+
+@dataclass
+class PullRequested(Message):
+    """Download a missing catalog model (the missing-model screen's `p`)."""
+
+    name: str
+
+
+def worker_failure(event: Worker.StateChanged) -> str | None:
+    """`what: the one-line error` when a worker raised (its group names what it was doing).
+
+    Background workers (history, replay, export, sampling, checks) run with exit_on_error=False
+    and do not catch: a failure ends the worker in the ERROR state, and the node that started it
+    shows this line as a notification instead of a traceback.
+    """
+    if event.state is not WorkerState.ERROR:
+        return None
+    error = event.worker.error
+    return f"{event.worker.group}: {one_line(error) if error is not None else 'failed'}"

@@ -1,27 +1,27 @@
 """The screens besides the main one: ask-user prompt, history, replay, missing model, model error.
 
-Screens ask the app to do slow things (query the store, pull a model) in thread workers and get
-the results back as messages; they never block the event loop themselves.
+Screens never call the app's methods. A screen returns its one value to whoever pushed it with
+`dismiss` (the reply to the agent's question, the question to ask again), or posts a request
+message that bubbles up to the app (`ReplayRequested`, `ExportRequested`, `CopyRequested`,
+`PullRequested`). The history screen queries its history source itself, in a thread worker, so
+typing in its search box never blocks the event loop.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.worker import Worker
 
-from appliance.tui.history_source import RunReplay, RunRow, format_when
+from appliance.tui import messages as msg
+from appliance.tui.history_source import HistorySource, RunReplay, RunRow, format_when
 from appliance.tui.render import short_status, status_words
 from appliance.tui.widgets import Transcript, replay_into
-
-if TYPE_CHECKING:
-    from appliance.tui.app import ApplianceApp
 
 
 class AskUserScreen(ModalScreen["str | None"]):
@@ -50,7 +50,7 @@ class AskUserScreen(ModalScreen["str | None"]):
         self.dismiss(None)
 
 
-class HistoryScreen(Screen):
+class HistoryScreen(Screen[None]):
     """Past runs from the database, newest first, filtered as you type."""
 
     BINDINGS = [
@@ -59,24 +59,36 @@ class HistoryScreen(Screen):
         Binding("ctrl+s", "export_selected", "Export"),
     ]
 
+    def __init__(self, history: HistorySource) -> None:
+        super().__init__()
+        self.history = history
+
     def compose(self) -> ComposeResult:
         yield Static("History — past runs (Enter replays)", classes="screen-title")
         yield Input(placeholder="Search questions, status, model…", id="history-search")
         yield DataTable(id="history-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
-    @property
-    def appliance(self) -> "ApplianceApp":
-        return self.app  # type: ignore[return-value]
-
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("when", "status", "steps", "question")
-        self.appliance.request_history("")
+        self.list_runs("")
 
     @on(Input.Changed, "#history-search")
     def search(self, event: Input.Changed) -> None:
-        self.appliance.request_history(event.value)
+        self.list_runs(event.value)
+
+    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
+    def list_runs(self, query: str) -> None:
+        self.post_message(msg.HistoryListed(self.history.list_runs(query), query))
+
+    def on_history_listed(self, message: msg.HistoryListed) -> None:
+        self.show_runs(message.runs)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        failure = msg.worker_failure(event)
+        if failure:
+            self.notify(failure, severity="error", timeout=8)
 
     @on(Input.Submitted, "#history-search")
     def open_first(self) -> None:
@@ -100,7 +112,7 @@ class HistoryScreen(Screen):
     @on(DataTable.RowSelected, "#history-table")
     def open_run(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            self.appliance.request_replay(event.row_key.value)
+            self.post_message(msg.ReplayRequested(event.row_key.value))
 
     def selected_run_id(self) -> str | None:
         table = self.query_one(DataTable)
@@ -112,11 +124,12 @@ class HistoryScreen(Screen):
     def action_export_selected(self) -> None:
         run_id = self.selected_run_id()
         if run_id:
-            self.appliance.request_export(run_id)
+            self.post_message(msg.ExportRequested(run_id))
 
 
-class ReplayScreen(Screen):
-    """One stored run, step by step, with the same cards as a live run."""
+class ReplayScreen(Screen["str | None"]):
+    """One stored run, step by step, with the same cards as a live run; `a` returns its question
+    (to ask it again) to whoever pushed the screen."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -144,16 +157,16 @@ class ReplayScreen(Screen):
         self.query_one(Transcript).focus()
 
     def action_ask_again(self) -> None:
-        self.app.ask_again(self.replay.row.question)  # type: ignore[attr-defined]
+        self.dismiss(self.replay.row.question)
 
     def action_export(self) -> None:
-        self.app.request_export(self.replay.row.run_id)  # type: ignore[attr-defined]
+        self.post_message(msg.ExportRequested(self.replay.row.run_id))
 
     def action_copy(self) -> None:
-        self.app.copy_text(self.replay.answer)  # type: ignore[attr-defined]
+        self.post_message(msg.CopyRequested(self.replay.answer))
 
 
-class ModelMissingScreen(Screen):
+class ModelMissingScreen(Screen[None]):
     """The default model is not on disk: pull it (with progress) or import a file."""
 
     BINDINGS = [
@@ -202,7 +215,7 @@ class ModelMissingScreen(Screen):
         self.pulling = True
         self.query_one("#pull-progress").display = True
         self.query_one("#pull-status", Static).update(f"Pulling {self.model_name}…")
-        self.app.start_pull(self.model_name)  # type: ignore[attr-defined]
+        self.post_message(msg.PullRequested(self.model_name))
 
     def show_progress(self, done: int, total: int) -> None:
         bar = self.query_one("#pull-progress", ProgressBar)
@@ -214,7 +227,7 @@ class ModelMissingScreen(Screen):
         self.query_one("#pull-status", Static).update(Text(f"Pull failed: {error}", style="bold red"))
 
 
-class ModelErrorScreen(Screen):
+class ModelErrorScreen(Screen[None]):
     """The model could not be loaded: the one-line reason, and what to do next."""
 
     BINDINGS = [

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from textual.message import Message
+
 from appliance.tui import messages as msg
 from appliance.errors import one_line
 
 if TYPE_CHECKING:
-    from textual.message import Message
-
     from appliance.agent.engine import Engine
 
 
