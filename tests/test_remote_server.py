@@ -14,7 +14,6 @@ import pytest
 from appliance.agent import events as ev
 from appliance.agent.settings import EngineSettings
 from appliance.cli import main
-from appliance.commands.ask import _registry
 from appliance.config import resolve_paths
 from appliance.llm.runtime import open_chat_model
 from appliance.store import open_recorder, open_store

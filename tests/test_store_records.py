@@ -18,7 +18,7 @@ from appliance.store.evals import EvalCaseRecord, EvalRecord
 from appliance.store.importer import import_runs
 from appliance.store.records import ReflectionRecord, RunRecord, StepRecord
 from appliance.tui.history_source import MemoryHistory, StoreHistory
-from test_store_support import record_all, run_events
+from support.store import record_all, run_events
 
 OLD_RUN = {  # a runs row as m001 wrote it: no host, timing or runtime columns; a run that never ended
     "seq": 1, "id": "old-run", "started_at": "2026-01-01T00:00:00.000Z", "ended_at": None,

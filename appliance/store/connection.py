@@ -91,7 +91,7 @@ def guarded(method: Callable[..., T]) -> Callable[..., T]:
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> T:
         with self._lock:
-            if self.db is None:
+            if self.closed:
                 raise StoreError(f"the run database {self.path} is closed")
             try:
                 return method(self, *args, **kwargs)

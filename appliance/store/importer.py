@@ -67,7 +67,7 @@ def read_export(path: Path) -> list[RunRecord]:
 
 def import_runs(store: Store, runs: Iterable[RunRecord], *, host: str | None = None) -> ImportResult:
     """Insert `runs` (each with its steps) into the open writable `store`, one transaction each."""
-    if store.readonly or store.db is None:
+    if store.readonly or store.closed:
         raise UsageError(f"the run database {store.path} is not open for writing")
     result = ImportResult()
     hosts: set[str] = set()
@@ -106,7 +106,7 @@ def _insert(store: Store, run: RunRecord) -> str:
             return "skipped"
         run = dataclasses.replace(run, id=uuid.uuid4().hex)
         outcome = "renamed"
-    db["runs"].insert(run.to_row(), alter=False)
+    db.table("runs").insert(run.to_row(), alter=False)
     for step in run.steps or ():
-        db["steps"].insert(dataclasses.replace(step, run_id=run.id).to_row(), alter=False)
+        db.table("steps").insert(dataclasses.replace(step, run_id=run.id).to_row(), alter=False)
     return outcome

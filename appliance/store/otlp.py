@@ -55,6 +55,7 @@ def attribute(key: str, value: Any) -> dict[str, Any] | None:
     """One OTLP KeyValue; None for an empty value (absent beats blank)."""
     if value is None or value == "":
         return None
+    wrapped: dict[str, Any]
     if isinstance(value, bool):
         wrapped = {"boolValue": value}
     elif isinstance(value, int):

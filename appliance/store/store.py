@@ -65,7 +65,7 @@ class Store(EvalTables):
                  writer_lock: WriterLock | None, host: str | None = None) -> None:
         self.path = path
         self.host = host or socket.gethostname()  # recorded per run: a site's runs merge into one file
-        self.db: sqlite_utils.Database | None = db
+        self._db: sqlite_utils.Database | None = db
         self.readonly = readonly
         self.max_bytes = max_bytes
         self._writer_lock = writer_lock
@@ -76,13 +76,24 @@ class Store(EvalTables):
 
     # -- life cycle -----------------------------------------------------------------------------
 
+    @property
+    def closed(self) -> bool:
+        return self._db is None
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The open connection; StoreError once the store is closed."""
+        if self._db is None:
+            raise StoreError(f"the run database {self.path} is closed")
+        return self._db
+
     def close(self) -> None:
         with self._lock:
-            if self.db is not None:
+            if self._db is not None:
                 try:
-                    self.db.close()
+                    self._db.close()
                 finally:
-                    self.db = None
+                    self._db = None
                     if self._writer_lock is not None:
                         self._writer_lock.release()
                         self._writer_lock = None
@@ -119,7 +130,7 @@ class Store(EvalTables):
     def _insert_run(self, event: RunStarted) -> None:
         model = event.model
         settings = dict(event.settings or {})
-        self.db["runs"].insert(
+        self.db.table("runs").insert(
             {
                 "id": event.run_id,
                 "started_at": iso(event.started_at),
@@ -144,7 +155,7 @@ class Store(EvalTables):
             observation=cap_text(redact(step.observation)),
             observation_summary=cap_text(redact(step.observation_summary), 2000),
         )
-        self.db["steps"].insert(stored.to_row(), alter=False)
+        self.db.table("steps").insert(stored.to_row(), alter=False)
 
     def _end_run(self, event: RunEnded, final: FinalAnswer | None) -> None:
         self.db.execute(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import time
 from collections import defaultdict
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Literal, Optional
 
 import psutil
 
