@@ -143,7 +143,11 @@ def test_after_missing_the_culprit_the_next_finish_must_name_one_the_check_found
     result = finishes[0]["properties"]["action_input"]["properties"]["result"]
     assert result["properties"]["culprit"] == {"enum": ["reaper"]} and result["required"] == ["culprit"]
     assert list(finishes[0]["properties"]["action_input"]["properties"])[:2] == ["result", "answer"]
+    # ... and its answer must begin with it (the grammar's x-starts-with; appliance.agent.steering)
+    assert finishes[0]["properties"]["action_input"]["properties"]["answer"]["x-starts-with"] == ["reaper"]
     assert events[-1].status == "finished" and events[-1].result["culprit"] == "reaper"
+    accepted = [e for e in events if isinstance(e, ev.StepRecorded) and e.action == "finish"][-1]
+    assert "(steered: it had to begin with one of ['reaper'])" in accepted.evaluation
 
 
 def test_a_named_place_gets_the_verdicts_of_its_own_filesystem(tmp_path):

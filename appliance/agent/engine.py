@@ -347,7 +347,8 @@ class _Run:
         the run has its final answer."""
         grammar = self.ctl.grammar(step)
         schema = step_schema(self.registry.specs, self.s, tools=grammar.tools, ask=grammar.ask,
-                             finish=grammar.finish, exclude=grammar.exclude, culprits=grammar.culprits)
+                             finish=grammar.finish, exclude=grammar.exclude, culprits=grammar.culprits,
+                             openings=grammar.openings)
         gen = yield from self._generate(step, schema, reply_budget(schema, self.s.max_tokens), "step")
         stats = gen.stats
         self.messages.append(Message("assistant", gen.text))
