@@ -166,3 +166,22 @@ def test_a_yes_about_a_place_the_checks_judged_fine_goes_back_and_is_steered_to_
     # the right answer passes: a no, with the place's numbers
     assert judge_answer("No, /srv/up is 12 % used with 14.0 MiB free.", {}, ctx).problem is None
     assert judge_answer("/srv/up is not about to fill up: 12 % used.", {}, ctx).problem is None
+
+
+def test_a_which_question_about_a_named_folder_is_answered_with_an_entry_under_it():
+    from appliance.agent.evidence import Look
+
+    body = ("headline: largest: /srv/projects/render-farm 48.0 MiB (96.2%)\npath=/srv/projects total=\"49.9 MiB\"\n"
+            "  path=/srv/projects/docs-site type=dir size=\"688.0 KiB\"")
+    look = Look("/srv/projects", "dir_sizes", {"path": "/srv/projects"}, {"status": "ok"})
+    disk = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / (ext4) is 25 % used")
+    evidence = Evidence(findings=(disk,), topics=("filesystem_full",), looks=(look,))
+    question = "Does any one folder under /srv/projects take much more space than the others? If so, which?"
+    usage = "headline: fullest: / 25.4% used, 75.7 GiB free\nfilesystems: mount=/ device=/dev/vda type=ext4"
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=[disk.line(), body, usage], tools_worked=True)
+    problem = judge_answer("The / filesystem is the fullest, at 25.4% used.", {"culprit": "filesystem", "value": "/"},
+                           ctx).problem
+    assert problem is not None and problem.startswith("[not-under-the-place: the question asks about /srv/projects")
+    assert judge_answer("Yes: render-farm, 48.0 MiB of the 49.9 MiB.", {}, ctx).problem is None
+    assert judge_answer("/srv/projects/render-farm holds 96.2% of it.", {}, ctx).problem is None
+    assert judge_answer("No folder stands out; / is 25.4% used.", {}, ctx).problem is None  # a no needs no entry

@@ -81,17 +81,19 @@ def claims_fault(text: str, family: str) -> bool:
 
 
 def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
-               family: str | None) -> tuple[str | None, tuple[str, ...]]:
-    """For "is any … ?" about a family the checks judge: (a reason, fields to drop). A "yes" or a
-    claim of the family's fault while its verdict is ok goes back; an answer that says no (or
-    claims nothing) keeps no culprit: the check found none."""
+               family: str | None, question: str | None = None) -> tuple[str | None, tuple[str, ...]]:
+    """For "is any … ?" about a family the checks judge: (a reason, fields to drop). A claim of the
+    family's fault while its verdict is ok goes back, and so does a "yes" when the question itself
+    claims that fault ("is the disk full?"; not "does one folder take more space?", whose yes is
+    about folders); an answer that says no (or claims nothing) keeps no culprit: the check found none."""
     if family is None or family not in FAULT_CLAIMS:
         return None, ()
     verdicts = [f for f in findings if f.family == family]
     if not verdicts or any(f.is_problem for f in verdicts):
         return None, ()
     stated = " ".join([answer, *(str(v) for v in result.values())])
-    if _YES.search(answer) or claims_fault(stated, family):
+    says_yes = _YES.search(answer) and (question is None or claims_fault(question, family))
+    if says_yes or claims_fault(stated, family):
         return f"[contradicts-check: {verdicts[0].line()[:200]}]", ()
     return None, tuple(k for k in ("culprit", "process", "pid") if k in result)
 

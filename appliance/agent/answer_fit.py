@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import denies_all
 
@@ -227,3 +227,23 @@ def _other_subjects(bodies: Iterable[str], firsts: list[Ranked]) -> set[str]:
             if subject not in tops and len(subject) > 2 and not any(subject in t or t in subject for t in tops):
                 others.add(subject)
     return others
+
+
+def outside_place(question: str, answer: str, result: Mapping[str, Any], places: Sequence[str],
+                  bodies: Iterable[str]) -> str | None:
+    """A which-question about a folder it names ("which folder under /srv/projects …?") is answered
+    with the folder or an entry under it that an observation shows (its full path or its name), or
+    with a no; "/ is the fullest filesystem" answers another question."""
+    asks_which = question_form(question) == WHICH or re.search(r"\bwhich\b", question, re.I)
+    if not asks_which or not places or denies_all(answer):
+        return None
+    roots = [p.rstrip("/").lower() for p in places if p.rstrip("/")]
+    stated = " ".join([answer, *(str(v) for v in result.values())]).lower()
+    under = {t.lower().rstrip("/") for body in bodies for t in _PATH_TOKEN.findall(body)
+             if any(t.lower().startswith(root) for root in roots)}
+    for path in under | set(roots):
+        name = path.rsplit("/", 1)[-1]
+        if path in stated or (len(name) >= 3 and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", stated)):
+            return None
+    return (f"[not-under-the-place: the question asks about {places[0]}; name the entry under it that an "
+            "observation shows]")

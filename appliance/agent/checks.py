@@ -78,8 +78,10 @@ def observed_facts(bodies: Iterable[str]) -> set[str]:
             if re.fullmatch(r"\d+\.\d+", value):
                 facts.add(value.split(".")[0])
         facts.update(m.group(1).lower().rstrip("/.") for m in _PATH.finditer(body))
-        # numbers of 3+ digits anywhere (a port or pid in a headline or a sentence, not key=value)
+        # numbers of 3+ digits anywhere (a port or pid in a headline or a sentence, not key=value),
+        # and decimals anywhere (a share or a size a verdict or headline states: "/ 25.4% used")
         facts.update(re.findall(r"(?<![\w.])\d{3,}(?![\w])", body))
+        facts.update(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", body))
         # a process a verdict names in prose: "reaper (pid 4242)"
         for name, pid in re.findall(r"([\w.\-]{2,}) \(pid (\d+)\)", body):
             facts.update((name.lower(), pid))

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, denies_all, misses_culprit, names_self,
                                        place_fit, problems_for, wrong_place, yes_no_fit)
-from appliance.agent.answer_fit import YES_NO, check_fit, question_form, seeks_fault
+from appliance.agent.answer_fit import YES_NO, check_fit, outside_place, question_form, seeks_fault
 from appliance.agent.checks import Verdict, check_answer
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 
@@ -66,7 +66,7 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     evidence = ctx.evidence
     if question_form(ctx.question) == YES_NO:
         topic = evidence.topics[0] if evidence.topics and not evidence.places else None
-        problem, drop = yes_no_fit(answer, kept, evidence.findings, topic)
+        problem, drop = yes_no_fit(answer, kept, evidence.findings, topic, ctx.question)
         problem = problem or place_fit(answer, ctx.question, evidence.places)
         if problem is not None:
             return replace(verdict, problem=problem, invented=True)
@@ -76,6 +76,7 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     misfit = (names_self(answer, kept, ctx.self_pids, (), ctx.bodies)
               or check_agreement(answer, kept, evidence.findings, evidence.topics)
               or wrong_place(answer, kept, evidence.places)
+              or outside_place(ctx.question, answer, kept, [look.path for look in evidence.looks], ctx.bodies)
               or (None if evidence.looks or not seeks_fault(ctx.question)
                   else misses_culprit(answer, kept, evidence.main_problems()))
               or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies))
