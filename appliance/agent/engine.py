@@ -67,6 +67,7 @@ from appliance.tools.base import DENIED, EMPTY, INVALID, OK, Registry
 
 Ask = Callable[[str], "str | None"]
 
+
 class Engine:
     """Runs questions against one model and one tool registry with fixed settings.
 
@@ -214,6 +215,7 @@ class _Run:
         return {name: round(value, 3) for name, value in timing.items()}
 
     def _runtime(self) -> dict[str, Any]:
+        """The model's report of how it ran (llama.cpp settings, the system prompt's arrival)."""
         report = getattr(self.model, "runtime_report", None)
         try:
             return dict(report()) if report is not None else {}
@@ -221,6 +223,7 @@ class _Run:
             return {"error": one_line(exc)}
 
     def _loop(self) -> Iterator[ev.Event]:
+        """The system prompt, step 0, the question, then the steps until a final answer or the limit."""
         specs = self.registry.specs
         begin_run = getattr(self.model, "begin_run", None)  # optional in the ChatModel protocol
         if begin_run is not None:
@@ -308,6 +311,8 @@ class _Run:
         )
 
     def _ask_user(self, step: int, parsed: Step) -> Generator[ev.Event, None, Outcome]:
+        """The model's question to the person (through `ask`), the reply an observation; refused
+        when nobody can answer, so the model goes back to the tools."""
         question = str(parsed.action_input.get("question", "")).strip()
         ask = self.ask if self.can_ask else None
         if ask is None:
