@@ -1,0 +1,147 @@
+"""The finish path: a final answer judged, then accepted, sent back once, or replaced by the evidence.
+
+Why a misfit is never passed on as is: a small model's answer may name facts no observation shows
+or copy the engine's own words; it gets one more step with a message that says what was wrong, and
+after that the engine answers from the evidence itself, marked forced (docs/engine.md, "One
+step", 4. Finish).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Generator, Iterator, Mapping
+
+from appliance.agent import events as ev
+from appliance.agent.actions import FINISH, Step, check_reserved
+from appliance.agent.answer_fit import log_error_lines
+from appliance.agent.checks import Verdict, normalized
+from appliance.agent.control import LoopControl
+from appliance.agent.evidence import finding_fields
+from appliance.agent.judge import AnswerContext, judge_answer
+from appliance.agent.observe import summarize, wrap
+from appliance.agent.outcome import Outcome
+from appliance.agent.rejection import own_words, rejection_message
+from appliance.agent.run_memory import RunMemory
+from appliance.agent.settings import EngineSettings
+from appliance.agent.steering import Steer, steer
+from appliance.llm.base import GenerationStats
+from appliance.tools.base import INVALID, OK
+
+_ABOUT_LOGS = re.compile(r"\blogs?\b|\.log\b|/|\berror|\bfail|\bcrash|\bwrong|\bbroken|can'?t|cannot|won'?t|doesn'?t", re.I)
+
+
+@dataclass
+class Finisher:
+    """Judges one run's finishes against what the run has seen; `answer` is the final answer once
+    there is one (the model's, accepted, or the engine's own, forced)."""
+
+    run_id: str
+    question: str
+    settings: EngineSettings
+    ctl: LoopControl
+    memory: RunMemory
+    self_pids: frozenset[int]
+    answer: ev.FinalAnswer | None = None
+
+    def finish(self, step: int, parsed: Step, stats: GenerationStats) -> Generator[ev.Event, None, Outcome | None]:
+        """Judge a finish: None when the run ended (accepted, or replaced by the engine's own
+        answer), else the outcome that sends it back to the model."""
+        problem = check_reserved(parsed, self.settings)
+        if problem is not None:
+            return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
+        action_input = parsed.action_input
+        verdict = self._judge(str(action_input.get("answer", "")), action_input.get("result") or {})
+        problem = verdict.problem
+        may_retry = self.ctl.may_retry(step)
+        if problem is not None and not may_retry and (verdict.invented or verdict.copied):
+            yield from self._replace_invented(step, parsed, stats, problem)
+            return None
+        if problem is None or not may_retry:
+            evaluation = self._accepted(verdict)
+            yield from self._accept(step, parsed, verdict.result, stats, evaluation, forced=self.ctl.forced)
+            return None
+        return (yield from self._send_back(step, problem, action_input))
+
+    def _accepted(self, verdict: Verdict) -> str:
+        """The accepted answer's evaluation: checked or not, steered or not, fields dropped."""
+        problem = verdict.problem
+        evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
+        if self.ctl.openings:
+            evaluation += f" (steered: it had to begin with one of {list(self.ctl.openings)})"
+        if verdict.dropped:
+            evaluation += (" (dropped result fields that are unbacked or contradict the answer: "
+                           f"{', '.join(verdict.dropped)})")
+        return evaluation
+
+    def _send_back(self, step: int, problem: str,
+                   action_input: Mapping[str, Any]) -> Generator[ev.Event, None, Outcome]:
+        """The refusal of a finish with its retry left: what the retry must name and begin with."""
+        answer = str(action_input.get("answer", ""))
+        steering = self._steer(problem, answer, action_input.get("result") or {})
+        self.ctl.rejected(steering.culprits, steering.openings)
+        yield ev.AnswerRejected(self.run_id, step, problem)
+        message = rejection_message(problem, self.memory.evidence_lines(), steering.openings)
+        self.memory.rejected_answers.append(normalized(answer))
+        self.memory.copy_guard.append(rejection_message(own_words(problem)))  # its words, not the evidence it quotes
+        return Outcome("rejected", message, "answer_check", evaluation=f"answer rejected: {problem}")
+
+    def _judge(self, answer: str, result: Mapping[str, Any]) -> Verdict:
+        """The answer judged against the run so far."""
+        m = self.memory
+        ctx = AnswerContext(
+            question=self.question, evidence=m.evidence, bodies=m.bodies, log_bodies=self._log_bodies(),
+            self_pids=self.self_pids, tools_worked=self.ctl.tools_worked,
+            looked=self.ctl.looked or self.ctl.finish_early, copy_guard=m.copy_guard,
+            rejected=m.rejected_answers)
+        return judge_answer(answer, result, ctx)
+
+    def _steer(self, problem: str, answer: str, result: Mapping[str, Any]) -> Steer:
+        """What the retry of a refused answer must name and begin with."""
+        return steer(problem, self.question, self.memory.evidence, self.memory.bodies,
+                     log_errors=log_error_lines(self._log_bodies()), answer=answer, result=result)
+
+    def _log_bodies(self) -> list[str]:
+        """The observations that read a log the question is about (a why answer quotes their cause)."""
+        if not _ABOUT_LOGS.search(self.question):
+            return []
+        return list(self.memory.log_bodies)
+
+    def _accept(self, step: int, parsed: Step, result: Mapping[str, Any], stats: GenerationStats,
+                evaluation: str, *, forced: bool) -> Iterator[ev.Event]:
+        data = parsed.action_input
+        result = {k: v for k, v in dict(result).items() if v not in (None, "")}
+        answer = ev.FinalAnswer(self.run_id, step, str(data.get("answer", "")).strip(), result,
+                                tuple(str(x) for x in data.get("evidence") or ()), forced=forced)
+        self.answer = answer
+        yield answer
+        text = wrap(FINISH, OK, answer.answer)
+        yield ev.StepRecorded(
+            run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
+            action_input=dict(data), observation_status=OK, observation=text,
+            observation_summary=summarize(answer.answer), reflection=None,
+            evaluation=evaluation + (" (forced: no new information)" if forced else ""), stats=stats,
+        )
+
+    def _replace_invented(self, step: int, parsed: Step, stats: GenerationStats, problem: str) -> Iterator[ev.Event]:
+        """A final answer that still names facts no observation shows, after its one more step, is
+        not passed on: the engine answers from the evidence instead, marked forced."""
+        yield from self.forced_from_evidence(f"its answer did not hold after one more step: {problem}", step)
+        yield ev.StepRecorded(
+            run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
+            action_input=dict(parsed.action_input), observation_status="rejected",
+            observation=wrap("answer_check", "rejected", problem), observation_summary=summarize(problem),
+            reflection=None, evaluation=f"answer replaced by the evidence: {problem}", stats=stats,
+        )
+
+    def forced_from_evidence(self, reason: str, step: int) -> Iterator[ev.Event]:
+        """A final answer made by the engine, without the model, from what the observations showed;
+        marked forced so nobody mistakes it for the model's conclusion."""
+        problems = [f for f in self.memory.evidence.shown() if f.is_problem]
+        lines = [f.line() for f in problems[:3]] + self.memory.evidence_log[-5:]
+        gathered = "; ".join(lines) or "nothing"
+        answer = f"No final answer from the model ({reason}). What the checks and observations showed: {gathered}"
+        result = finding_fields(problems[0]) if problems else {}
+        self.answer = ev.FinalAnswer(self.run_id, step, answer, result, tuple(lines[:5]), forced=True)
+        yield self.answer

@@ -1,0 +1,90 @@
+"""Step 0: what the model is shown before its first step, without asking it.
+
+Why before the model: the analyzers' verdicts, a look at every place the question names and (when
+there are no verdicts) the machine snapshot often answer the question outright, and a small model
+that starts from them calls fewer tools and invents less (docs/engine.md, "One step", 1.).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Generator, Mapping
+
+from appliance.agent import events as ev
+from appliance.agent.evidence import EvidenceSource, findings_text
+from appliance.agent.observe import summarize, wrap
+from appliance.agent.outcome import render_with_headline, render_tool_result
+from appliance.agent.run_memory import RunMemory, reads_log
+from appliance.agent.settings import EngineSettings
+from appliance.errors import one_line
+from appliance.tools.base import ERROR, OK, Registry
+from appliance.tools.procs import label_records
+
+Snapshot = Callable[[frozenset], Mapping[str, Any]]
+
+
+@dataclass
+class FirstEvidence:
+    """Gathers step 0 for one run into its memory: sources are the analyzers and looks, snapshot
+    the machine's processes and load, both read for the appliance's own pids."""
+
+    settings: EngineSettings
+    registry: Registry
+    sources: EvidenceSource
+    snapshot: Snapshot
+    self_pids: frozenset[int]
+
+    def gather(self, run_id: str, question: str, memory: RunMemory) -> Generator[ev.Event, None, str | None]:
+        """The snapshot, the verdicts and the looks as observations of step 0 (one recorded step);
+        the text the question message carries, or None when the settings turn step 0 off."""
+        if not self.settings.snapshot:
+            return None
+        started = time.perf_counter()
+        parts = self._parts(question, memory)
+        tool_ms = (time.perf_counter() - started) * 1000
+        texts = []
+        for status, source, body in parts:
+            memory.remember_body(0, source, body)
+            texts.append(wrap(source, status, body))
+        text = "\n".join(texts)
+        status = parts[0][0]
+        summary = summarize(" | ".join(body for _, _, body in parts[1:]) or parts[0][2])
+        yield ev.ObservationMade(run_id, 0, "snapshot", status, text, summary, tool_ms, False)
+        yield ev.StepRecorded(
+            run_id=run_id, step=0, at=time.time(), thought="", action="snapshot", action_input={},
+            observation_status=status, observation=text, observation_summary=summary, reflection=None,
+            evaluation="machine snapshot, check verdicts and named places given before the first step",
+            tool_ms=tool_ms,
+        )
+        return text
+
+    def _parts(self, question: str, memory: RunMemory) -> list[tuple[str, str, str]]:
+        """(status, source, body) of each observation of step 0; the evidence lands in memory."""
+        parts = []
+        try:
+            memory.evidence = self.sources.gather(question, self.self_pids)
+        except Exception as exc:  # evidence is a help, never a reason to fail the run
+            parts.append((ERROR, "check", f"error: the check failed: {one_line(exc)}"))
+        shown = memory.evidence.shown()
+        if not memory.evidence.findings:
+            # The verdicts carry what the snapshot shows (load, the busiest and biggest processes,
+            # the fullest filesystem) and judge it; the snapshot is given only without them.
+            parts.insert(0, self._snapshot_part())
+        if shown:
+            parts.append((OK, "check", findings_text(shown)))
+        for look in memory.evidence.looks:
+            status, body, _ = render_tool_result(look.result, self.self_pids, self.settings.observation_token_budget)
+            parts.append((status, look.tool, body))
+            if reads_log(self.registry, look.tool):
+                memory.log_bodies.append(body)
+        return parts
+
+    def _snapshot_part(self) -> tuple[str, str, str]:
+        try:
+            data = label_records(dict(self.snapshot(self.self_pids)), self.self_pids)
+            status, body, _ = render_with_headline({"status": OK, "data": data, "error": None},
+                                                   self.settings.observation_token_budget)
+        except Exception as exc:  # a snapshot is a help, never a reason to fail the run
+            status, body = ERROR, f"error: snapshot failed: {one_line(exc)}"
+        return status, "snapshot", body

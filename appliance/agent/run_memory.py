@@ -1,0 +1,51 @@
+"""What one run has seen so far: the calls, the observations, the verdicts, the texts an answer must
+not copy.
+
+Why one object: the first evidence, every step and the finish path all add to it or judge by it,
+and they must see the same lists; each gets this object, not a copy of its parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from appliance.agent.calls import CallLog
+from appliance.agent.evidence import Evidence
+from appliance.agent.observe import summarize
+from appliance.agent.prompt import EXAMPLE_TEXTS
+from appliance.tools.base import Registry
+
+
+@dataclass
+class RunMemory:
+    """calls: every tool call and its latest observation; evidence: the verdicts and looks before
+    the first step; bodies: every observation body (for the answer check); evidence_log: "step N
+    tool: summary" lines (for rejections and forced answers); log_bodies: the observations that read
+    a log; copy_guard: texts an answer must not repeat; rejected_answers: the answers sent back."""
+
+    calls: CallLog = field(default_factory=CallLog)
+    evidence: Evidence = field(default_factory=Evidence)
+    bodies: list[str] = field(default_factory=list)
+    evidence_log: list[str] = field(default_factory=list)
+    log_bodies: list[str] = field(default_factory=list)
+    copy_guard: list[str] = field(default_factory=lambda: list(EXAMPLE_TEXTS))
+    rejected_answers: list[str] = field(default_factory=list)
+
+    def remember_body(self, step: int, source: str, body: str) -> bool:
+        """Keep an observation body; True when the run had not seen it (new information)."""
+        self.bodies.append(body)
+        new = self.calls.is_new(body)
+        if new:
+            self.evidence_log.append(f"step {step} {source}: {summarize(body, 200)}")
+        return new
+
+    def evidence_lines(self) -> list[str]:
+        """The problem verdicts first, then what the steps showed: what a rejection quotes."""
+        problems = [f.line() for f in self.evidence.shown() if f.is_problem and f.family in self.evidence.topics]
+        return problems[:2] + self.evidence_log
+
+
+def reads_log(registry: Registry, tool: str) -> bool:
+    """The tool declares it reads a log (its observations are what a why-answer quotes)."""
+    spec = registry.get(tool)
+    return spec is not None and spec.reads == "log"
