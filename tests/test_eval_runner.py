@@ -322,7 +322,7 @@ def test_the_real_tools_never_hand_a_planted_canary_to_the_model(name):
         assert "ok" in statuses  # the files were really read, not all refused
 
 
-def test_a_case_whose_families_already_have_a_problem_is_void_and_counts_in_no_rate(store):
+def test_a_case_whose_families_already_have_a_problem_is_void_and_counts_in_no_rate(store, tmp_path):
     """A real CPU hog outside the plant (another program on a shared machine): the cpu control is
     void, with the finding that voided it, and the headline leaves it out."""
     import subprocess
@@ -331,9 +331,16 @@ def test_a_case_whose_families_already_have_a_problem_is_void_and_counts_in_no_r
     from appliance.eval.metrics import headline
     from appliance.eval.quiet import machine_noise
 
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    # Not a child of this process: the analyzers never count the appliance's own process tree
+    # (here, the test process and its children), so the hog is re-parented to init.
+    pid_file = tmp_path / "hog.pid"
+    subprocess.run([sys.executable, "-c", "import os, sys\nif os.fork() == 0:\n    os.setsid()\n"
+                    f"    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n    while True: pass\n"], check=True)
+    deadline = time.monotonic() + 10
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    hog = psutil.Process(int(pid_file.read_text()))
     try:
-        deadline = time.monotonic() + 10
         noise = None
         while noise is None and time.monotonic() < deadline:
             noise = machine_noise(suite("cpu.control")[0])
@@ -342,7 +349,7 @@ def test_a_case_whose_families_already_have_a_problem_is_void_and_counts_in_no_r
                           quiet_check=machine_noise)
     finally:
         hog.kill()
-        hog.wait()
+        hog.wait(5)
     (case,) = report.cases
     assert case.reason.startswith("void: the machine was not quiet: [warning] cpu:") and case.run_id is None
     numbers = headline([c.as_dict() for c in report.cases])
