@@ -115,6 +115,15 @@ def test_kernel_errors_of_the_last_hour_warn_and_name_the_cause():
     typo = kernel.judge(kernel.parse_raw(_raw(3, 7190.0, "tmpfs: Bad value for 'size'") + "\n"
                                          + _raw(3, 7195.0, "ext4: Unknown parameter 'foo'"), boot), now)
     assert typo.severity == "ok" and typo.values["refused_mount_options"] == 2  # a mistyped mount -o is no fault
+    # an error about a device that is gone (a detached loop device, an unplugged disk) is history
+    gone = kernel.judge(kernel.parse_raw(out, boot), now, present=lambda device: device != "sda1")
+    assert gone.severity == "ok" and gone.values["errors_of_gone_devices"] == 2
+    here = kernel.judge(kernel.parse_raw(out, boot), now, present=lambda device: True)
+    assert here.severity == "warning" and here.values["errors_of_gone_devices"] == 0
+    assert kernel.named_device("Buffer I/O error on dev sdb1, logical block 0") == "sdb1"
+    assert kernel.named_device("blk_update_request: I/O error, dev sdc, sector 2048") == "sdc"
+    assert kernel.block_device_present("vda") or kernel.block_device_present("sda")  # this machine's disk
+    assert not kernel.block_device_present("no-such-disk")
     facility = kernel.parse_raw(_raw(11, 1.0, "a user-space message at err"), boot)  # facility 1, level 3
     assert facility[0]["level"] == 3
 

@@ -9,12 +9,13 @@ more than an hour old. Thresholds: docs/analyzers.md.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
+from appliance.analyzers import procfs
 from appliance.analyzers.common import plural, quote
 from appliance.analyzers.kernel_log import LEVELS, messages, parse_raw
-from appliance.analyzers.readings import Readings
+from appliance.analyzers.readings import ReadingUnavailable, Readings
 
 RECENT_SECONDS = 3600
 # The kernel's mount-option parser (fs_context) logs a refused option at err level: a mistyped
@@ -24,19 +25,45 @@ _REFUSED_OPTION = re.compile(r"^[\w.-]+: (?:Bad value for|Unknown parameter|Unsu
                              r"Missing value for|Invalid value for|Value for parameter) '[^']*'")
 
 
+# The block device an error message names: "EXT4-fs error (device loop0): …", "Buffer I/O error
+# on dev sdb1, …", "I/O error, dev sdc, sector …".
+_DEVICE = re.compile(r"\(device ([\w.-]+)\)|\bon dev ([\w.-]+)|\berror, dev ([\w.-]+)")
+
+
+def named_device(text: str) -> str | None:
+    match = _DEVICE.search(text)
+    return next((g for g in match.groups() if g), None) if match else None
+
+
+def block_device_present(name: str) -> bool:
+    """The block device exists and has a medium: an unplugged USB stick is gone from sysfs, a
+    detached loop device has size 0."""
+    try:
+        return int(procfs.read_text(f"/sys/class/block/{name}/size").strip() or 0) > 0
+    except (OSError, ValueError, ReadingUnavailable):
+        return False
+
+
 def refused_option(text: str) -> bool:
     """The message is the mount-option parser refusing a value, not an error of the machine."""
     return _REFUSED_OPTION.match(text) is not None
 
 
-def judge(messages: list[dict], now: float) -> Finding:
-    """Critical for crit/alert/emerg in the last hour, warning for err, ok otherwise."""
+def judge(messages: list[dict], now: float, present: Callable[[str], bool] | None = None) -> Finding:
+    """Critical for crit/alert/emerg in the last hour, warning for err, ok otherwise.
+
+    present: whether a block device still exists (None: assume every device does). An error about
+    a device that is gone (a detached loop device, an unplugged disk) is history, not a fault of
+    this machine now: counted as `errors_of_gone_devices`, never judged."""
     refused = [m for m in messages if m["level"] <= 3 and refused_option(m["text"])]
-    errors = [m for m in messages if m["level"] <= 3 and m not in refused]
+    gone = [m for m in messages if m["level"] <= 3 and m not in refused and present is not None
+            and (device := named_device(m["text"])) is not None and not present(device)]
+    errors = [m for m in messages if m["level"] <= 3 and m not in refused and m not in gone]
     recent = [m for m in errors if now - m["when"] <= RECENT_SECONDS]
     warnings = sum(1 for m in messages if m["level"] == 4)
     values: dict[str, Any] = {"errors_since_boot": len(errors), "errors_last_hour": len(recent),
-                              "warnings_since_boot": warnings, "refused_mount_options": len(refused)}
+                              "warnings_since_boot": warnings, "refused_mount_options": len(refused),
+                              "errors_of_gone_devices": len(gone)}
     if recent:
         worst = min(m["level"] for m in recent)
         cause = next(m for m in recent if m["level"] == worst)
@@ -58,7 +85,7 @@ def _source(text: str) -> str:
 
 
 def kernel_errors(readings: Readings) -> list[Finding]:
-    return [judge(messages(readings), readings.now)]
+    return [judge(messages(readings), readings.now, present=block_device_present)]
 
 
-__all__ = ["LEVELS", "judge", "kernel_errors", "parse_raw", "refused_option"]
+__all__ = ["LEVELS", "block_device_present", "judge", "kernel_errors", "named_device", "parse_raw", "refused_option"]
