@@ -185,3 +185,24 @@ def test_a_which_question_about_a_named_folder_is_answered_with_an_entry_under_i
     assert judge_answer("Yes: render-farm, 48.0 MiB of the 49.9 MiB.", {}, ctx).problem is None
     assert judge_answer("/srv/projects/render-farm holds 96.2% of it.", {}, ctx).problem is None
     assert judge_answer("No folder stands out; / is 25.4% used.", {}, ctx).problem is None  # a no needs no entry
+
+
+def test_an_answer_that_claims_nothing_to_what_is_wrong_goes_back_steered_to_the_verdict():
+    """'is something slowing my computer down?' answered 'the network interfaces are up' when the
+    checks found nothing wrong: neither an all-clear nor a fault, so not an answer."""
+    question = "is something slowing my computer down?"
+    evidence = Evidence(findings=(CPU_OK, MEM_OK), topics=("cpu", "memory"))
+    ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
+                        bodies=[CPU_OK.line(), "interfaces: interface=eth0 up=yes"])
+    answer = "The network interfaces are up and running: eth0 up=yes."
+    problem = judge_answer(answer, {"culprit": "network interfaces"}, ctx).problem
+    assert problem is not None and problem.startswith("[claims-no-fault")
+    assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "no CPU hog",)
+    assert judge_answer("Nothing is slowing it down: no CPU hog, kworker (pid 12) uses 2 % of one core.",
+                        {}, ctx).problem is None
+    # with a problem in its families the rule does not apply (the culprit rules do)
+    hot = Finding("cpu", WARNING, "CPU hog: miner (pid 77) uses 190 % of one core", culprit="miner", pid=77)
+    ctx_hot = AnswerContext(question=question, evidence=Evidence(findings=(hot,), topics=("cpu",)),
+                            tools_worked=True, bodies=[hot.line()])
+    assert not (judge_answer("miner (pid 77) uses 190 % of one core.", {}, ctx_hot).problem or "").startswith(
+        "[claims-no-fault")

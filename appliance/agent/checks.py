@@ -46,6 +46,11 @@ CULPRIT_FIELDS = ("culprit", "process", "pid")
 _ALL_CLEAR_CLAUSE = re.compile(f"(?:{ALL_CLEAR.pattern})[^.;,]*", re.IGNORECASE)
 
 
+def claims_problem(text: str) -> bool:
+    """The text uses a word that claims a problem (an error, a failure, something full or high…)."""
+    return _PROBLEM_CLAIM.search(text) is not None
+
+
 def says_all_clear(answer: str) -> bool:
     """True when the answer says nothing is wrong and claims no problem anywhere else (each
     all-clear phrase is removed up to the end of its clause before looking for problem words:

@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, denies_all, misses_culprit, names_self,
+from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, claims_fault, denies_all, misses_culprit, names_self,
                                        place_fit, problems_for, wrong_place, yes_no_fit)
 from appliance.agent.answer_fit import YES_NO, check_fit, outside_place, question_form, seeks_fault
-from appliance.agent.checks import Verdict, check_answer
+from appliance.agent.checks import Verdict, check_answer, claims_problem
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 
 NO_FACT = "[no-observed-fact-named]"
+NOTHING_CLAIMED = "[claims-no-fault: the question asks what is wrong and the checks found nothing wrong; say so with their values, or name what an observation shows at fault]"
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,21 @@ def verdicts_clear(evidence: Evidence) -> bool:
         and not any(f.is_problem for f in evidence.places)
 
 
+def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None:
+    """A reason when the person asks what is wrong, the checks found nothing wrong in the
+    question's fault families, and the answer neither says so nor claims any fault ("the network
+    interfaces are up and running" for "is something slowing my computer down?"): it answers
+    another question. A named place is left to the place rules."""
+    if not seeks_fault(question) or evidence.looks or evidence.places or not verdicts_clear(evidence):
+        return None
+    if denies_all(answer) or claims_problem(answer) or any(claims_fault(answer, family) for family in FAULT_CLAIMS):
+        return None
+    problems = [f for f in evidence.findings if f.is_problem]
+    if problems and misses_culprit(answer, {}, problems) is None:
+        return None  # it names a problem the checks found elsewhere
+    return NOTHING_CLAIMED
+
+
 def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> Verdict:
     """The answer check, then (when it passes) the answer's fit to the verdicts, to the
     appliance's own processes and to the question's form. A misfit is marked `invented`: it is
@@ -74,6 +90,7 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
             kept = {k: v for k, v in kept.items() if k not in drop}
             verdict = replace(verdict, result=kept, dropped=verdict.dropped + drop)
     misfit = (names_self(answer, kept, ctx.self_pids, (), ctx.bodies)
+              or claims_nothing(answer, ctx.question, evidence)
               or check_agreement(answer, kept, evidence.findings, evidence.topics)
               or wrong_place(answer, kept, evidence.places)
               or outside_place(ctx.question, answer, kept, [look.path for look in evidence.looks], ctx.bodies)

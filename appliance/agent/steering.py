@@ -20,8 +20,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import check_agreement
 from appliance.agent.answer_fit import WHICH, question_form, ranked_firsts
-from appliance.agent.evidence import Evidence
-from appliance.analyzers.base import Finding
+from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.analyzers.base import OK, Finding
 
 NO_PROBLEM = "No problem found: "
 LOG_CAUSE = "The log shows: "
@@ -72,6 +72,16 @@ def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:
     return next((f for f in evidence.findings if f.family == family and not f.is_problem), None)
 
 
+def _fine_topic(problem: str, evidence: Evidence) -> Finding | None:
+    """For an answer that claimed no fault where the checks found none: the first ok verdict of
+    the question's families (the general ones when it names none)."""
+    if not problem.startswith("[claims-no-fault"):
+        return None
+    families = evidence.topics or GENERAL_FAMILIES
+    return next((f for family in families for f in evidence.findings
+                 if f.family == family and not f.is_problem and f.severity == OK), None)
+
+
 def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]) -> list[str]:
     """For a which-question: the first-ranked subjects of the observations, else the processes the
     question's verdicts name."""
@@ -101,7 +111,7 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     if ranked:
         names = tuple(ranked[:MAX_OPENINGS])
         return Steer(culprits=names, openings=names)
-    fine = _contradicted_ok(problem, evidence)
+    fine = _contradicted_ok(problem, evidence) or _fine_topic(problem, evidence)
     if fine is None and answer:
         fine = _contradicted_ok(check_agreement(answer, result or {}, evidence.findings, evidence.topics) or "",
                                 evidence)
