@@ -206,3 +206,16 @@ def test_an_answer_that_claims_nothing_to_what_is_wrong_goes_back_steered_to_the
                             tools_worked=True, bodies=[hot.line()])
     assert not (judge_answer("miner (pid 77) uses 190 % of one core.", {}, ctx_hot).problem or "").startswith(
         "[claims-no-fault")
+
+
+def test_a_yes_no_question_whose_verdict_is_ok_is_answered_no_not_with_the_top_entry():
+    question = "Is any process using an unusual amount of memory? If so, which?"
+    evidence = Evidence(findings=(MEM_OK,), topics=("memory",))
+    ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
+                        bodies=[MEM_OK.line(), 'top: pid=999 name=cachehog memory="3.1 GiB"'])
+    problem = judge_answer("The top process using the most memory is cachehog, 3.1 GiB.", {"culprit": "cachehog"},
+                           ctx).problem
+    assert problem == f"[say-yes-or-no: {MEM_OK.line()}]"
+    assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "no memory pressure",)
+    verdict = judge_answer("No: no memory pressure; the top consumer, cachehog, has 3.1 GiB.", {"culprit": "cachehog"}, ctx)
+    assert verdict.problem is None and "culprit" not in verdict.result  # a no keeps no culprit

@@ -95,6 +95,12 @@ def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Findin
     says_yes = _YES.search(answer) and (question is None or claims_fault(question, family))
     if says_yes or claims_fault(stated, family):
         return f"[contradicts-check: {verdicts[0].line()[:200]}]", ()
+    if question is not None and claims_fault(question, family) and not denies_all(answer) \
+            and not names_a_problem(stated, findings):
+        # neither yes nor no ("the top process is python, 42.9 MiB" for "is any process using an
+        # unusual amount of memory?"): the verdict says no, so must the answer (unless it names a
+        # problem the checks found in another family)
+        return f"[say-yes-or-no: {verdicts[0].line()[:200]}]", ()
     return None, tuple(k for k in ("culprit", "process", "pid") if k in result)
 
 
@@ -121,6 +127,12 @@ def place_fit(answer: str, question: str, places: Sequence[Finding]) -> str | No
     if not fine or any(f.is_problem for f in places) or not affirms(answer, question):
         return None
     return f"[contradicts-check: {fine[0].line()[:200]}]"
+
+
+def names_a_problem(stated: str, findings: Sequence[Finding]) -> bool:
+    """The text names what a problem finding names (its culprit, pid or path), in any family."""
+    problems = [f for f in findings if f.is_problem]
+    return bool(problems) and misses_culprit(stated, {}, problems) is None
 
 
 def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:

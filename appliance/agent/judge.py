@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, claims_fault, denies_all, misses_culprit, names_self,
+from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, claims_fault, denies_all, names_a_problem, misses_culprit, names_self,
                                        place_fit, problems_for, wrong_place, yes_no_fit)
 from appliance.agent.answer_fit import YES_NO, check_fit, outside_place, question_form, seeks_fault
 from appliance.agent.checks import Verdict, check_answer, claims_problem
@@ -59,8 +59,7 @@ def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None
         return None
     if denies_all(answer) or claims_problem(answer) or any(claims_fault(answer, family) for family in FAULT_CLAIMS):
         return None
-    problems = [f for f in evidence.findings if f.is_problem]
-    if problems and misses_culprit(answer, {}, problems) is None:
+    if names_a_problem(answer, evidence.findings):
         return None  # it names a problem the checks found elsewhere
     return NOTHING_CLAIMED
 

@@ -29,7 +29,7 @@ MAX_OPENINGS = 4
 # A process a verdict names in prose: "the top consumer is cachehoard (pid 4242)".
 _NAMED_PROCESS = re.compile(r"([\w.\-:]{2,}) \(pid \d+\)")
 # The family of the verdict a "[contradicts-check: [ok] cpu: …]" label quotes.
-_CONTRADICTED = re.compile(r"^\[contradicts-check: \[(\w+)\] (\w+):")
+_CONTRADICTED = re.compile(r"^\[(?:contradicts-check|say-yes-or-no): \[(\w+)\] (\w+):")
 
 
 @dataclass(frozen=True)
