@@ -219,3 +219,30 @@ def test_a_yes_no_question_whose_verdict_is_ok_is_answered_no_not_with_the_top_e
     assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "no memory pressure",)
     verdict = judge_answer("No: no memory pressure; the top consumer, cachehog, has 3.1 GiB.", {"culprit": "cachehog"}, ctx)
     assert verdict.problem is None and "culprit" not in verdict.result  # a no keeps no culprit
+
+
+def test_an_unsteered_retry_is_sampled_and_every_other_step_is_greedy():
+    """Greedy decoding from nearly the same context writes a refused answer again word for word;
+    the one step after a refusal that settled no opening samples (with the sampler's fixed seed)."""
+    from appliance.agent import events as ev
+    from appliance.agent.engine import Engine
+    from appliance.llm.fake import ScriptedModel
+    from appliance.tools.base import Registry
+
+    class Recording(ScriptedModel):
+        temperatures: list[float] = []
+
+        def generate(self, messages, schema, *, max_tokens, temperature=0.0, **kw):
+            self.temperatures.append(temperature)
+            return super().generate(messages, schema, max_tokens=max_tokens, temperature=temperature, **kw)
+
+    invented = {"thought": "t", "action": "finish",
+                "action_input": {"answer": "The file /nowhere/at/all is to blame.", "result": {}, "evidence": []}}
+    fixed = {"thought": "t", "action": "finish",
+             "action_input": {"answer": "load=0.3 on 2 cores: no CPU hog.", "result": {}, "evidence": []}}
+    model = Recording([invented, fixed])
+    settings = EngineSettings(reflection=False)
+    engine = Engine(model, Registry([]), settings, snapshot=lambda pids: {"load": "load=0.3 on 2 cores"})
+    events = list(engine.run("what is the load?"))
+    assert any(isinstance(e, ev.AnswerRejected) for e in events)
+    assert model.temperatures == [0.0, settings.retry_temperature]

@@ -27,7 +27,8 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "swap": r"\bswapping\b|\bswap (?:storm|thrash\w*)\b|\bthrash\w*\b",
         "filesystem_full": r"\b(?:disk|filesystem|file system|partition|drive|volume|root|mount|director\w*|folder)\b"
                            r"[^.;]{0,40}\b(?:is |are )?(?:full|out of space|almost full|nearly full)\b|\bno space left\b"
-                           r"|\bout of (?:disk )?space\b|\bfill(?:s|ing)? up\b|\babout to fill\b|\brunning out of space\b",
+                           r"|\bout of (?:disk )?space\b|\bfill(?:s|ing)? up\b|\babout to fill\b|\brunning out of space\b"
+                           r"|/[\w./@+-]+ (?:is|are) (?:almost |nearly )?full\b",
         "inodes": r"\binodes?\b[^.;]{0,40}\b(?:exhaust\w*|full|used up|run out|ran out)\b",
         "readonly_fs": r"\bread[- ]only\b",
         "zombies": r"\bzombies?\b",

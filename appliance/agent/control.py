@@ -69,6 +69,7 @@ class LoopControl:
     repeated_at: dict[str, int] = field(default_factory=dict)
     settled: tuple[str, ...] = ()
     openings: tuple[str, ...] = ()
+    rejected_at: int | None = None
 
     # -- before a step ----------------------------------------------------------------------------
 
@@ -91,6 +92,11 @@ class LoopControl:
         """Tools left out of this step's grammar: those repeated in the last steps."""
         return {name for name, at in self.repeated_at.items() if step - at <= EXCLUDE_STEPS}
 
+    def samples(self, step: int) -> bool:
+        """The step right after a rejection that settled no opening is sampled, not greedy: from
+        nearly the same context, greedy decoding writes the refused answer again word for word."""
+        return self.rejected_at is not None and step == self.rejected_at + 1 and not self.openings
+
     def steps_left(self, step: int) -> int:
         return self.settings.max_steps - step
 
@@ -103,10 +109,12 @@ class LoopControl:
         return not (step >= self.settings.max_steps or self.forced
                     or self.rejections >= self.settings.answer_rejections)
 
-    def rejected(self, settled: tuple[str, ...] = (), openings: tuple[str, ...] = ()) -> None:
+    def rejected(self, settled: tuple[str, ...] = (), openings: tuple[str, ...] = (), *,
+                 step: int | None = None) -> None:
         """One more rejection; `settled`: the culprits the checks found that the answer missed,
         which the next finish must choose from; `openings`: what its answer must begin with."""
         self.rejections += 1
+        self.rejected_at = step
         self.settled = tuple(settled)
         self.openings = tuple(openings)
 

@@ -249,10 +249,11 @@ class _Run:
 
     # ---- one step -------------------------------------------------------------------------------
 
-    def _generate(self, step: int, schema: dict, max_tokens: int, kind: str) -> Generator[ev.Event, None, Generation]:
+    def _generate(self, step: int, schema: dict, max_tokens: int, kind: str,
+                  temperature: float | None = None) -> Generator[ev.Event, None, Generation]:
         """One model call on the transcript, made to fit the context first."""
         self.transcript.fit(max_tokens)
-        return (yield from self.caller.generate(step, self.transcript.messages, schema, max_tokens, kind))
+        return (yield from self.caller.generate(step, self.transcript.messages, schema, max_tokens, kind, temperature))
 
     def _step(self, step: int) -> Generator[ev.Event, None, bool]:
         """One step: the model's reply, its action, the observation, maybe a reflection. True when
@@ -261,7 +262,8 @@ class _Run:
         schema = step_schema(self.registry.specs, self.s, tools=grammar.tools, ask=grammar.ask,
                              finish=grammar.finish, exclude=grammar.exclude, culprits=grammar.culprits,
                              openings=grammar.openings)
-        gen = yield from self._generate(step, schema, reply_budget(schema, self.s.max_tokens), "step")
+        heat = self.s.retry_temperature if self.ctl.samples(step) else None
+        gen = yield from self._generate(step, schema, reply_budget(schema, self.s.max_tokens), "step", heat)
         self.transcript.add("assistant", gen.text)
         try:
             parsed = parse_step(gen.text)

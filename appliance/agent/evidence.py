@@ -48,21 +48,38 @@ class Evidence:
     places: tuple[Finding, ...] = ()  # the verdicts of the filesystems holding the places named
 
     def shown(self) -> list[Finding]:
-        """What the model is shown: the problems of the question's families, every other problem,
-        then the ok verdicts of the question's families (the general ones when it names none), at
+        """What the model is shown, problems first (a small model reads the first lines): those at
+        the places the question names, of its families, every other one; then the ok verdicts of
+        its places and of its families (the general ones when it names none); each thing once, at
         most MAX_SHOWN."""
         wanted = self.topics or GENERAL_FAMILIES
         problems = [f for f in by_severity(list(self.findings)) if f.is_problem]
+        at_places = [f for f in self.places if f.is_problem]
         ours = [f for f in problems if f.family in wanted]
         others = [f for f in problems if f.family not in wanted]
+        places_fine = [f for f in self.places if not f.is_problem]
         topical = [f for f in self.findings if f.family in wanted and not f.is_problem]
-        return (list(self.places) + ours + others + topical)[:MAX_SHOWN]
+        return _distinct(at_places + ours + others + places_fine + topical)[:MAX_SHOWN]
 
     def main_problems(self) -> list[Finding]:
         """The problems of the family the question is most about (the first topic), with a culprit."""
         if not self.topics:
             return []
         return [f for f in self.findings if f.family == self.topics[0] and f.is_problem and f.culprit]
+
+
+def _distinct(findings: list[Finding]) -> list[Finding]:
+    """Each finding once, and one problem per family and culprit (a read-only place is found by
+    the place's own check and by the machine's, in words that differ)."""
+    out: list[Finding] = []
+    seen: set[tuple] = set()
+    for finding in findings:
+        key = (finding.family, finding.culprit or finding.path) if finding.is_problem and (finding.culprit or finding.path) \
+            else (finding.family, finding.verdict)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out
 
 
 class EvidenceSource(Protocol):

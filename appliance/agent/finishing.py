@@ -80,7 +80,7 @@ class Finisher:
         """The refusal of a finish with its retry left: what the retry must name and begin with."""
         answer = str(action_input.get("answer", ""))
         steering = self._steer(problem, answer, action_input.get("result") or {})
-        self.ctl.rejected(steering.culprits, steering.openings)
+        self.ctl.rejected(steering.culprits, steering.openings, step=step)
         yield ev.AnswerRejected(self.run_id, step, problem)
         message = rejection_message(problem, self.memory.evidence_lines(), steering.openings)
         self.memory.rejected_answers.append(normalized(answer))

@@ -37,9 +37,10 @@ class ModelCaller:
         self.generation_seconds = 0.0
 
     def generate(self, step: int, messages: Sequence[Message], schema: dict, max_tokens: int,
-                 kind: str) -> Generator[ev.Event, None, Generation]:
+                 kind: str, temperature: float | None = None) -> Generator[ev.Event, None, Generation]:
         """One model call, streamed as TextDelta (and PromptProgress) events while it runs, stopped
-        between tokens by cancel or the time budget."""
+        between tokens by cancel or the time budget. temperature: None for the settings' own."""
+        heat = self.s.temperature if temperature is None else temperature
         pieces: queue.Queue[str | ev.PromptProgress | None] = queue.Queue()  # None: the call is over
         box: dict[str, Generation] = {}
         errors: list[BaseException] = []
@@ -54,7 +55,7 @@ class ModelCaller:
         def work() -> None:
             try:
                 box["gen"] = self.model.generate(
-                    list(messages), schema, max_tokens=max_tokens, temperature=self.s.temperature,
+                    list(messages), schema, max_tokens=max_tokens, temperature=heat,
                     on_text=pieces.put, should_stop=should_stop, on_progress=progress,
                 )
             except BaseException as exc:  # handed to the engine's thread below

@@ -24,6 +24,9 @@ class EngineSettings:
     token_budget: prompt tokens evaluated + completion tokens over the whole run.
     time_budget_seconds: wall-clock limit for the run (checked between tokens too).
     temperature: sampling temperature for steps and reflections (0 = greedy, reproducible).
+    retry_temperature: the temperature of the one step after a refused answer when the checks
+        settled no opening for it (greedy decoding would repeat the refused answer); the sampler's
+        fixed seed keeps it reproducible.
     max_tokens: the most tokens one step may generate when its schema has no length bound; a
       bounded schema (all of the engine's) gets the length of its longest valid reply instead, so
       a reply is never cut inside a string (actions.reply_budget).
@@ -46,6 +49,7 @@ class EngineSettings:
     token_budget: int = 60_000
     time_budget_seconds: float = 600.0
     temperature: float = 0.0
+    retry_temperature: float = 0.7
     max_tokens: int = 320
     reflection_max_tokens: int = 160
     thought_max_chars: int = 160
