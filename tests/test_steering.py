@@ -246,3 +246,23 @@ def test_an_unsteered_retry_is_sampled_and_every_other_step_is_greedy():
     events = list(engine.run("what is the load?"))
     assert any(isinstance(e, ev.AnswerRejected) for e in events)
     assert model.temperatures == [0.0, settings.retry_temperature]
+
+
+def test_a_yes_no_question_is_answered_yes_or_no_and_its_retry_must_begin_so():
+    from appliance.agent.answer_fit import SAY_YES_OR_NO
+
+    question = "Is any process close to its limit of open files? If so, which?"
+    fds_ok = Finding("open_files", OK, "no process is near its open-file limit: the most open files, 253, are held "
+                                       "by process_api (pid 1) (limit 32768)")
+    evidence = Evidence(findings=(fds_ok,), topics=("open_files",))
+    ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
+                        bodies=[fds_ok.line(), "pid=1 name=process_api status=sleeping"])
+    problem = judge_answer("The process_api process is sleeping.", {}, ctx).problem
+    assert problem is not None and problem.startswith("[say-yes-or-no")
+    assert judge_answer("No: the most open files, 253, are held by process_api (limit 32768).", {}, ctx).problem is None
+    # without a verdict of its own family the form is settled, not the answer: Yes or No
+    plain = Evidence(findings=(CPU_OK,), topics=())
+    ctx_plain = AnswerContext(question="Does the backup folder hold more than last week?", evidence=plain,
+                              tools_worked=True, bodies=["path=/srv/backup total=\"3.1 GiB\""])
+    assert judge_answer("The backup folder holds 3.1 GiB.", {}, ctx_plain).problem == SAY_YES_OR_NO
+    assert steer(SAY_YES_OR_NO, "Does the backup folder hold more?", plain, []).openings == ("Yes", "No")

@@ -34,7 +34,8 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "zombies": r"\bzombies?\b",
         "disk_io": r"\b(?:disk|i/o|io)\b[^.;]{0,30}\b(?:saturat\w*|overload\w*|bottleneck|100 ?% busy)\b",
         "deleted_open": r"\bdeleted\b[^.;]{0,40}\b(?:open|held|holding)\b",
-        "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b|\bnear (?:its|the) (?:open[- ]file )?limit\b",
+        "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b"
+                      r"|\b(?:near|close to|at|reach\w*) (?:its|the|their) (?:open[- ]files? )?limit\b",
         "threads": r"\b(?:too many|unusual\w*|excessive\w*|abnormal\w*) (?:number of )?threads\b",
         "connections": r"\b(?:too many|unusual\w*|excessive\w*|abnormal\w*) (?:number of )?(?:network )?connections\b",
         "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",

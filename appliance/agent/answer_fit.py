@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import denies_all
+from appliance.agent.agreement import FAULT_CLAIMS, affirms, claims_fault, denies_all, names_a_problem
 
 WHICH = "which"
 AMOUNT = "amount"
@@ -247,3 +247,23 @@ def outside_place(question: str, answer: str, result: Mapping[str, Any], places:
             return None
     return (f"[not-under-the-place: the question asks about {places[0]}; name the entry under it that an "
             "observation shows]")
+
+
+_YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
+SAY_YES_OR_NO = "[say-yes-or-no: the question asks yes or no; begin the answer with Yes or No]"
+
+
+def yes_or_no(question: str, answer: str, findings: Sequence[Any], bodies: Iterable[str] = ()) -> str | None:
+    """A yes/no question is answered yes or no: in words, by saying nothing is wrong, by repeating
+    the question's claim, by naming a fault (a claim of a family's fault, a problem the checks
+    found), or, when it also asks "if so, which?", by naming the thing; "the process API is
+    sleeping" to "is any process close to its open-file limit?" is none of these."""
+    if question_form(question) != YES_NO or _YES_OR_NO.search(answer) or denies_all(answer):
+        return None
+    if re.search(r"\bwhich\b", question, re.I) and names_entity(answer, bodies):
+        return None
+    if affirms(answer, question) or any(claims_fault(answer, family) for family in FAULT_CLAIMS):
+        return None
+    if names_a_problem(answer, findings):
+        return None
+    return SAY_YES_OR_NO

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, claims_fault, denies_all, names_a_problem, misses_culprit, names_self,
                                        place_fit, problems_for, wrong_place, yes_no_fit)
-from appliance.agent.answer_fit import YES_NO, check_fit, outside_place, question_form, seeks_fault
+from appliance.agent.answer_fit import YES_NO, check_fit, outside_place, question_form, seeks_fault, yes_or_no
 from appliance.agent.checks import Verdict, check_answer, claims_problem
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 
@@ -95,7 +95,8 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               or outside_place(ctx.question, answer, kept, [look.path for look in evidence.looks], ctx.bodies)
               or (None if evidence.looks or not seeks_fault(ctx.question)
                   else misses_culprit(answer, kept, evidence.main_problems()))
-              or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies))
+              or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies)
+              or yes_or_no(ctx.question, answer, evidence.findings, ctx.bodies))
     if misfit is None:
         return verdict
     return replace(verdict, problem=misfit, invented=True)

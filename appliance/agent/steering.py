@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import check_agreement
-from appliance.agent.answer_fit import WHICH, question_form, ranked_firsts
+from appliance.agent.answer_fit import SAY_YES_OR_NO, WHICH, question_form, ranked_firsts, seeks_fault
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.agent.judge import verdicts_clear
 from appliance.analyzers.base import OK, Finding
 
 NO_PROBLEM = "No problem found: "
@@ -72,10 +73,17 @@ def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:
     return next((f for f in evidence.findings if f.family == family and not f.is_problem), None)
 
 
-def _fine_topic(problem: str, evidence: Evidence) -> Finding | None:
-    """For an answer that claimed no fault where the checks found none: the first ok verdict of
-    the question's families (the general ones when it names none)."""
-    if not problem.startswith("[claims-no-fault"):
+# Refusals that say the answer named no real culprit (itself, one no observation shows, or none).
+_NO_REAL_CULPRIT = ("[claims-no-fault", "[names-the-appliance-itself", "[result.", "[no-observed-fact-named")
+
+
+def _fine_topic(problem: str, question: str, evidence: Evidence) -> Finding | None:
+    """For an answer that named no real culprit, asked what is wrong where the checks found nothing
+    wrong in the question's fault families (and it names no place): the first ok verdict of those
+    families (the general ones when it names none)."""
+    if not problem.startswith(_NO_REAL_CULPRIT) or evidence.looks or evidence.places:
+        return None
+    if not seeks_fault(question) or not verdicts_clear(evidence):
         return None
     families = evidence.topics or GENERAL_FAMILIES
     return next((f for family in families for f in evidence.findings
@@ -83,15 +91,16 @@ def _fine_topic(problem: str, evidence: Evidence) -> Finding | None:
 
 
 def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]) -> list[str]:
-    """For a which-question: the first-ranked subjects of the observations, else the processes the
-    question's verdicts name."""
+    """For a which-question: the processes the verdicts of the question's own families name (the
+    threads verdict names the process with the most threads; a CPU ranking would not), else the
+    first-ranked subjects of the observations."""
     if question_form(question) != WHICH and not problem.startswith(("[not-the-first", "[names-no-thing")):
         return []
-    firsts = [r.subject for r in ranked_firsts(bodies)]
-    if firsts:
-        return list(dict.fromkeys(firsts))
-    topical = [f for f in evidence.findings if f.family in evidence.topics]
-    return list(dict.fromkeys(m.group(1) for f in topical for m in _NAMED_PROCESS.finditer(f.verdict)))
+    topical = [f for family in evidence.topics for f in evidence.findings if f.family == family]
+    named = [m.group(1) for f in topical for m in _NAMED_PROCESS.finditer(f.verdict)]
+    if named:
+        return list(dict.fromkeys(named))
+    return list(dict.fromkeys(r.subject for r in ranked_firsts(bodies)))
 
 
 def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str],
@@ -103,6 +112,8 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     also contradicts a verdict when it was refused for another reason first."""
     if problem.startswith("[log-errors-not-quoted") and log_errors:
         return Steer(openings=(LOG_CAUSE,))
+    if problem == SAY_YES_OR_NO:
+        return Steer(openings=("Yes", "No"))  # the form is settled, not the answer
     problems = topic_problems(evidence)
     if problems and not problem.startswith(("[not-the-first", "[names-no-thing")):
         names = tuple(_names(problems)[:MAX_OPENINGS])
@@ -111,7 +122,7 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     if ranked:
         names = tuple(ranked[:MAX_OPENINGS])
         return Steer(culprits=names, openings=names)
-    fine = _contradicted_ok(problem, evidence) or _fine_topic(problem, evidence)
+    fine = _contradicted_ok(problem, evidence) or _fine_topic(problem, question, evidence)
     if fine is None and answer:
         fine = _contradicted_ok(check_agreement(answer, result or {}, evidence.findings, evidence.topics) or "",
                                 evidence)
