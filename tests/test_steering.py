@@ -266,3 +266,12 @@ def test_a_yes_no_question_is_answered_yes_or_no_and_its_retry_must_begin_so():
                               tools_worked=True, bodies=["path=/srv/backup total=\"3.1 GiB\""])
     assert judge_answer("The backup folder holds 3.1 GiB.", {}, ctx_plain).problem == SAY_YES_OR_NO
     assert steer(SAY_YES_OR_NO, "Does the backup folder hold more?", plain, []).openings == ("Yes", "No")
+
+
+def test_a_which_answer_naming_the_culprit_a_verdict_names_in_prose_names_a_thing():
+    flaky = Finding("restarts", WARNING, "flakyd-c15c is restarting: started 2 times in 1.5 s by minisuper-5950",
+                    culprit="flakyd-c15c")
+    ctx = AnswerContext(question="something keeps starting and dying over and over, can you find it?",
+                        evidence=Evidence(findings=(flaky,), topics=("restarts",)), tools_worked=True,
+                        bodies=[flaky.line(), "headline: top cpu: pid=15 name=rcu_preempt 0.5% cpu"])
+    assert judge_answer("flakyd-c15c is restarting frequently.", {"culprit": "flakyd-c15c"}, ctx).problem is None

@@ -156,10 +156,11 @@ def log_error_lines(bodies: Iterable[str]) -> list[str]:
 
 
 def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
-              log_bodies: Iterable[str] = ()) -> str | None:
+              log_bodies: Iterable[str] = (), culprits: Iterable[str] = ()) -> str | None:
     """None when the answer has the shape its question asks for, else a short reason label.
 
-    log_bodies: the observations that read a log (a why/open answer must quote their cause)."""
+    log_bodies: the observations that read a log (a why/open answer must quote their cause).
+    culprits: what the checks' verdicts name at fault (a verdict names a process in prose)."""
     form = question_form(question)
     stated = " ".join([answer, *(str(v) for v in result.values())])
     all_clear = denies_all(answer)
@@ -173,7 +174,9 @@ def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
         if not any(_observed_number(n, observed) for n in numbers):
             return f"[number {numbers[0]!r} not-in-any-observation]"
         return None
-    if form == WHICH and not all_clear and not names_entity(stated, bodies):
+    named_culprit = any(re.search(rf"(?<![\w/.-]){re.escape(c.lower())}(?![\w-])", stated.lower())
+                        for c in culprits if len(c) >= 3)
+    if form == WHICH and not all_clear and not named_culprit and not names_entity(stated, bodies):
         return ("[names-no-thing: the question asks which process, file, folder or port; name one that an "
                 "observation shows, or use a tool that lists them]")
     if form == WHICH and not all_clear and _SUPERLATIVE.search(question):

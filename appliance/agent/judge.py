@@ -95,7 +95,8 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               or outside_place(ctx.question, answer, kept, [look.path for look in evidence.looks], ctx.bodies)
               or (None if evidence.looks or not seeks_fault(ctx.question)
                   else misses_culprit(answer, kept, evidence.main_problems()))
-              or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies)
+              or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies,
+                           culprits=[str(f.culprit) for f in evidence.findings if f.is_problem and f.culprit])
               or yes_or_no(ctx.question, answer, evidence.findings, ctx.bodies))
     if misfit is None:
         return verdict
