@@ -18,6 +18,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
 from appliance.analyzers.base import Analyzer
+from appliance.analyzers.dependencies import log_findings
 from appliance.analyzers.storage import place_findings
 from appliance.tools.base import Registry
 from appliance.tools.paths import PathPolicy
@@ -145,8 +146,11 @@ class MachineEvidence:
         places: list[Finding] = []
         if self.analyzers:
             for path in named_paths(question):
-                if os.path.exists(os.path.expanduser(path)):
+                expanded = os.path.expanduser(path)
+                if os.path.exists(expanded):
                     places.extend(f for f in place_findings(path, readings) if f not in places)
+                    if _LOG_NAME.search(path) or _LOG_DIR.search(path):
+                        places.extend(f for f in log_findings(expanded, readings) if f not in places)
         return Evidence(tuple(findings) + tuple(places), topics, tuple(self._looks(question)), tuple(places))
 
     def _looks(self, question: str) -> list[Look]:
