@@ -36,8 +36,9 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "deleted_open": r"\bdeleted\b[^.;]{0,40}\b(?:open|held|holding)\b",
         "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b"
                       r"|\b(?:near|close to|at|reach\w*) (?:its|the|their) (?:open[- ]files? )?limit\b",
-        "threads": r"\b(?:too many|unusual\w*|excessive\w*|abnormal\w*) (?:number of )?threads\b",
-        "connections": r"\b(?:too many|unusual\w*|excessive\w*|abnormal\w*) (?:number of )?(?:network )?connections\b",
+        "threads": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?threads\b",
+        "connections": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?"
+                       r"(?:network )?connections\b",
         "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
     }.items()
 }
