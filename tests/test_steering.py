@@ -275,3 +275,17 @@ def test_a_which_answer_naming_the_culprit_a_verdict_names_in_prose_names_a_thin
                         evidence=Evidence(findings=(flaky,), topics=("restarts",)), tools_worked=True,
                         bodies=[flaky.line(), "headline: top cpu: pid=15 name=rcu_preempt 0.5% cpu"])
     assert judge_answer("flakyd-c15c is restarting frequently.", {"culprit": "flakyd-c15c"}, ctx).problem is None
+
+
+def test_a_claim_of_log_errors_against_a_clean_named_log_goes_back_steered_to_its_verdict():
+    clean_log = Finding("log_errors", OK, "/srv/backup/weekly.log: no error lines in its last 48 lines", {},
+                        path="/srv/backup/weekly.log")
+    question = "Did the job whose log is /srv/backup/weekly.log report any errors? If so, which?"
+    evidence = Evidence(findings=(clean_log,), topics=("log_errors",), places=(clean_log,))
+    ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
+                        bodies=[clean_log.line(), "2024-05-14 02:22:33 DEBUG queue: cache hit ratio 0.366"])
+    problem = judge_answer("The log file shows errors: DEBUG queue: cache hit ratio 0.366.", {}, ctx).problem
+    assert problem == f"[contradicts-check: {clean_log.line()}]"
+    assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "/srv/backup/weekly.log",)
+    assert judge_answer("No: the log shows no errors; its last line is DEBUG queue: cache hit ratio 0.366.", {},
+                        ctx).problem is None

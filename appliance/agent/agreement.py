@@ -39,6 +39,8 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "threads": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?threads\b",
         "connections": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?"
                        r"(?:network )?connections\b",
+        "log_errors": r"\b(?:shows?|showing|has|have|had|reports?|reported|contains?|logged|logs|lists?) "
+                      r"(?:\w+ ){0,2}(?:errors?|failures?)\b",
         "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
     }.items()
 }
