@@ -66,11 +66,18 @@ def claims(text: str, pattern: re.Pattern) -> bool:
     return any(pattern.search(c) and not _NEGATION.search(c) for c in clauses(text))
 
 
+# Words of a reported error: a clause with one is not a denial even when it says "not" ("could not
+# open stock.db: database disk image is malformed").
+_ERROR_WORDS = re.compile(r"(?i:\b(?:could not|couldn't|cannot|refused|denied|malformed|corrupt\w*|failed|"
+                          r"unreachable|timed out)\b)|\bERROR\b|\bFATAL\b|\[Errno")
+
+
 def denies_all(answer: str) -> bool:
-    """The answer says nothing is wrong: an all-clear phrase, or only negated fault claims."""
+    """The answer says nothing is wrong: an all-clear phrase, or only negated fault claims (none
+    of them quoting an error)."""
     if says_all_clear(answer):
         return True
-    negated = [c for c in clauses(answer) if _NEGATION.search(c)]
+    negated = [c for c in clauses(answer) if _NEGATION.search(c) and not _ERROR_WORDS.search(c)]
     return bool(negated) and not any(p.search(c) for c in clauses(answer) if c not in negated
                                      for p in FAULT_CLAIMS.values())
 
