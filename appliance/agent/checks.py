@@ -197,6 +197,23 @@ MAIN_FIELDS = ("culprit", "process")
 _NO_ONE = re.compile(r"^(?:none|nothing|nobody|no one|unknown|n/?a|null|-|no\b.*)$", re.I)
 
 
+def _not_an_answer(answer: str, result: dict, *, tools_worked: bool, looked: bool,
+                   copied_texts: Iterable[str], rejected: Iterable[str]) -> Verdict | None:
+    """The refusals that need no observation: empty, a repeat of a refused answer, copied text, an
+    answer before looking, a refusal while the tools work."""
+    if not answer.strip():
+        return Verdict("[empty-answer]", result)
+    if normalized(answer) in set(rejected):
+        return Verdict("[same-answer-as-rejected]", result, copied=True)
+    if copies(answer, copied_texts):
+        return Verdict("[copied-text: not from this machine]", result, copied=True)
+    if not looked:
+        return Verdict("[no-tool-used-yet: call a tool first]", result)
+    if REFUSAL.search(answer) and tools_worked:
+        return Verdict("[refusal-while-tools-work]", result)
+    return None
+
+
 def check_answer(
     answer: str,
     result: Mapping[str, Any],
@@ -216,16 +233,10 @@ def check_answer(
     The reasons are short labels, not sentences that read like an answer (SmolLM2 copied the
     earlier prose reasons as its answer)."""
     result = {k: v for k, v in dict(result).items() if v not in (None, "")}
-    if not answer.strip():
-        return Verdict("[empty-answer]", result)
-    if normalized(answer) in set(rejected):
-        return Verdict("[same-answer-as-rejected]", result, copied=True)
-    if copies(answer, copied_texts):
-        return Verdict("[copied-text: not from this machine]", result, copied=True)
-    if not looked:
-        return Verdict("[no-tool-used-yet: call a tool first]", result)
-    if REFUSAL.search(answer) and tools_worked:
-        return Verdict("[refusal-while-tools-work]", result)
+    refused = _not_an_answer(answer, result, tools_worked=tools_worked, looked=looked,
+                             copied_texts=copied_texts, rejected=rejected)
+    if refused is not None:
+        return refused
     # "none", "unknown" or "no process" as the culprit names nobody: the answer has no culprit
     result = {k: v for k, v in result.items() if k not in CULPRIT_FIELDS or not _NO_ONE.match(str(v).strip())}
     haystack = "\n".join(bodies).lower()

@@ -227,12 +227,7 @@ def run_eval(
                         db_path=db_path, registry_factory=registry_factory, quiet_check=quiet_check,
                     )
                     report.cases.append(case)
-                    if store is not None:
-                        store.add_eval_case(
-                            report.eval_id, scenario=case.scenario, repeat_index=case.repeat_index,
-                            run_id=case.run_id, success=case.success, reason=case.reason, metrics=case.metrics,
-                            family=case.family, kind=case.kind, phrasing=case.phrasing,
-                        )
+                    _store_case(store, report.eval_id, case)
                     if on_case is not None:
                         on_case(len(report.cases), total, case)
     except KeyboardInterrupt:
@@ -242,6 +237,17 @@ def run_eval(
         if store is not None and report.eval_id is not None:
             store.end_eval(report.eval_id, summary=_summary(report))
     return report
+
+
+def _store_case(store: Any, eval_id: int | None, case: CaseResult) -> None:
+    """The case's row beside its run (nothing without a store)."""
+    if store is None:
+        return
+    store.add_eval_case(
+        eval_id, scenario=case.scenario, repeat_index=case.repeat_index, run_id=case.run_id,
+        success=case.success, reason=case.reason, metrics=case.metrics, family=case.family, kind=case.kind,
+        phrasing=case.phrasing,
+    )
 
 
 def _summary(report: EvalReport) -> dict[str, Any]:
