@@ -356,3 +356,24 @@ def test_a_case_whose_families_already_have_a_problem_is_void_and_counts_in_no_r
     assert numbers["void_cases"] == 1 and numbers["controls"] == 0
     # the same case on a quiet family is not void: the check asks only the case's own families
     assert machine_noise(suite("uptime.control")[0]) is None
+
+
+def test_zombies_the_evaluations_own_reaper_is_still_reaping_do_not_void_a_case(tmp_path):
+    """After a torn-down case, its zombies are re-parented to the evaluator's reaper a moment before
+    it reaps them: that is the harness settling (read again), not noise; the same zombies under
+    any other parent void the case."""
+    from support.analyzers import planted
+
+    from appliance.eval.quiet import machine_noise
+
+    reaps_late = ("import os, pathlib, time\nfor _ in range(3):\n    if os.fork() == 0:\n        os._exit(0)\n"
+                  "time.sleep(0.2)\npathlib.Path(READY_FILE).write_text('ready')\ntime.sleep(1.0)\n"
+                  "while True:\n    try:\n        os.wait()\n    except ChildProcessError:\n        break\n"
+                  "time.sleep(120)\n")
+    control = suite("zombies.control")[0]
+    with planted(reaps_late, "appliance-test-late-reaper", tmp_path) as (pid, _):
+        assert machine_noise(control, harness_pids=frozenset({pid})) is None
+    with planted(reaps_late.replace("time.sleep(1.0)", "time.sleep(60)"), "appliance-test-late-reaper",
+                 tmp_path / "b") as (pid, _):
+        noise = machine_noise(control, harness_pids=frozenset())
+        assert noise is not None and noise.family == "zombies" and noise.pid == pid

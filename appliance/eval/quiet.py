@@ -11,6 +11,7 @@ rates are about the agent and a noisy machine shows as many voids, not as a wors
 from __future__ import annotations
 
 import os
+import time
 from typing import Callable
 
 from appliance.analyzers import ANALYZERS, Readings, for_question, run_all
@@ -29,14 +30,34 @@ def case_families(scenario: Scenario) -> set[str]:
     return families
 
 
-def machine_noise(scenario: Scenario) -> Finding | None:
-    """The first problem the analyzers find on the machine, before planting, in the case's families."""
+SETTLE_TRIES = 4  # the evaluator's own reaper may still be reaping the last case's processes
+
+
+def machine_noise(scenario: Scenario, *, harness_pids: frozenset[int] | None = None) -> Finding | None:
+    """The first problem the analyzers find on the machine, before planting, in the case's families.
+
+    A problem of the evaluation's own process reaper (the zombies of the case just torn down,
+    re-parented to it a moment before it reaps them) is the harness settling, not noise: it is
+    read again a little later, and only a problem that stays voids the case."""
     families = case_families(scenario)
     if not families:
         return None
+    harness = harness_pids if harness_pids is not None else _reaper_pids()
     analyzers = [a for a in ANALYZERS if a.family in families]
-    findings = run_all(Readings(self_pids=frozenset({os.getpid()})), analyzers=analyzers, timeout=3.0)
-    return next((f for f in findings if f.is_problem), None)
+    for attempt in range(SETTLE_TRIES):
+        findings = run_all(Readings(self_pids=frozenset({os.getpid()})), analyzers=analyzers, timeout=3.0)
+        problem = next((f for f in findings if f.is_problem), None)
+        if problem is None or problem.pid not in harness or attempt == SETTLE_TRIES - 1:
+            return problem
+        time.sleep(0.5)
+    return None
+
+
+def _reaper_pids() -> frozenset[int]:
+    from appliance.eval import reaper
+
+    current = reaper.current()
+    return frozenset({current.pid}) if current is not None else frozenset()
 
 
 __all__ = ["QuietCheck", "case_families", "machine_noise"]

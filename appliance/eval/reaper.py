@@ -131,6 +131,14 @@ _REAPER: Reaper | None = None
 _LOCK = threading.Lock()
 
 
+def current() -> Reaper | None:
+    """This evaluator's reaper when one was started (none is started here)."""
+    with _LOCK:
+        if _REAPER is not None and _REAPER.owner == os.getpid() and running(_REAPER.pid):
+            return _REAPER
+        return None
+
+
 def reaper() -> Reaper:
     """This evaluator's reaper (a fork of the evaluator gets its own: the pid is part of the key)."""
     global _REAPER
