@@ -122,6 +122,7 @@ def test_kernel_errors_of_the_last_hour_warn_and_name_the_cause():
     assert here.severity == "warning" and here.values["errors_of_gone_devices"] == 0
     assert kernel.named_device("Buffer I/O error on dev sdb1, logical block 0") == "sdb1"
     assert kernel.named_device("blk_update_request: I/O error, dev sdc, sector 2048") == "sdc"
+    assert kernel.named_device("EXT4-fs (loop0): Remounting filesystem read-only") == "loop0"
     assert kernel.block_device_present("vda") or kernel.block_device_present("sda")  # this machine's disk
     assert not kernel.block_device_present("no-such-disk")
     facility = kernel.parse_raw(_raw(11, 1.0, "a user-space message at err"), boot)  # facility 1, level 3

@@ -26,8 +26,8 @@ _REFUSED_OPTION = re.compile(r"^[\w.-]+: (?:Bad value for|Unknown parameter|Unsu
 
 
 # The block device an error message names: "EXT4-fs error (device loop0): …", "Buffer I/O error
-# on dev sdb1, …", "I/O error, dev sdc, sector …".
-_DEVICE = re.compile(r"\(device ([\w.-]+)\)|\bon dev ([\w.-]+)|\berror, dev ([\w.-]+)")
+# on dev sdb1, …", "I/O error, dev sdc, sector …", "EXT4-fs (sda1): Remounting filesystem read-only".
+_DEVICE = re.compile(r"\(device ([\w.-]+)\)|\bon dev ([\w.-]+)|\berror, dev ([\w.-]+)|^[\w-]+ \(([\w.-]+)\):")
 
 
 def named_device(text: str) -> str | None:
