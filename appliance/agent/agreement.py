@@ -92,6 +92,11 @@ def claims_fault(text: str, family: str) -> bool:
                               for c in clauses(text))
 
 
+def claims_any_fault(text: str) -> bool:
+    """The text asserts the fault of some family (claims_fault of any of them)."""
+    return any(claims_fault(text, family) for family in FAULT_CLAIMS)
+
+
 def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
                family: str | None, question: str | None = None) -> tuple[str | None, tuple[str, ...]]:
     """For "is any … ?" about a family the checks judge: (a reason, fields to drop). A claim of the

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import FAULT_CLAIMS, affirms, claims_fault, denies_all, names_a_problem
+from appliance.agent.agreement import affirms, claims_any_fault, denies_all, names_a_problem
 
 WHICH = "which"
 AMOUNT = "amount"
@@ -265,7 +265,7 @@ def yes_or_no(question: str, answer: str, findings: Sequence[Any], bodies: Itera
         return None
     if re.search(r"\bwhich\b", question, re.I) and names_entity(answer, bodies):
         return None
-    if affirms(answer, question) or any(claims_fault(answer, family) for family in FAULT_CLAIMS):
+    if affirms(answer, question) or claims_any_fault(answer):
         return None
     if names_a_problem(answer, findings):
         return None

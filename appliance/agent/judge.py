@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, claims_fault, denies_all, names_a_problem, misses_culprit, names_self,
-                                       place_fit, problems_for, wrong_place, yes_no_fit)
+from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, claims_any_fault, denies_all, misses_culprit,
+                                       names_a_problem, names_self, place_fit, problems_for, wrong_place, yes_no_fit)
 from appliance.agent.answer_fit import YES_NO, check_fit, outside_place, question_form, seeks_fault, yes_or_no
 from appliance.agent.checks import Verdict, check_answer, claims_problem
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
@@ -57,7 +57,7 @@ def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None
     another question. A named place is left to the place rules."""
     if not seeks_fault(question) or evidence.looks or evidence.places or not verdicts_clear(evidence):
         return None
-    if denies_all(answer) or claims_problem(answer) or any(claims_fault(answer, family) for family in FAULT_CLAIMS):
+    if denies_all(answer) or claims_problem(answer) or claims_any_fault(answer):
         return None
     if names_a_problem(answer, evidence.findings):
         return None  # it names a problem the checks found elsewhere
