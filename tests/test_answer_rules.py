@@ -185,3 +185,34 @@ def test_a_free_text_culprit_beside_an_answer_naming_observed_facts_is_dropped_n
     assert verdict.problem is None and "culprit" not in verdict.result
     # an invented process name stays fatal
     assert check_answer("/srv/uploads is full.", {"process": "uploadd"}, bodies, tools_worked=True).invented
+
+
+def test_an_answer_that_says_nothing_is_wrong_names_no_culprit_unless_the_checks_found_it():
+    from appliance.agent.agreement import all_clear_drops
+
+    problem = Finding("cpu", WARNING, "CPU hog: hashminer (pid 12) 99 %", culprit="hashminer", pid=12)
+    # a denial in the answer's own words (no all-clear phrase): the culprit is a contradiction
+    assert all_clear_drops("The daily reports are running without errors or warnings.",
+                           {"culprit": "reportgen"}, [], asks_which=False) == ("culprit",)
+    assert set(all_clear_drops("No process is hogging the CPU; the busiest is process_api at 0.5 %.",
+                               {"culprit": "process_api", "process": "process_api", "pid": 40}, [],
+                               asks_which=False)) == {"culprit", "process", "pid"}
+    # for "which process …?" the process is the thing asked about, not a culprit
+    assert all_clear_drops("Nothing is wrong; python uses the most memory, 42 MiB.",
+                           {"process": "python"}, [], asks_which=True) == ()
+    # a culprit the checks found stays; an answer that claims a fault keeps its culprit
+    assert all_clear_drops("The log shows no errors.", {"culprit": "hashminer"}, [problem], asks_which=False) == ()
+    assert all_clear_drops("reportgen fails with permission denied.", {"culprit": "reportgen"}, [],
+                           asks_which=False) == ()
+
+
+def test_the_judge_drops_a_culprit_beside_an_all_clear_in_the_answers_own_words():
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.judge import AnswerContext, judge_answer
+
+    cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest process, process_api (pid 40), uses 0.5 % of one core")
+    ctx = AnswerContext(question="Is something slowing my computer down?", bodies=[cpu_ok.line()],
+                        evidence=Evidence(findings=(cpu_ok,), topics=("cpu",)), tools_worked=True)
+    verdict = judge_answer("Nothing is slowing it down: process_api is the busiest at 0.5 % of one core.",
+                           {"culprit": "process_api"}, ctx)
+    assert verdict.problem is None and verdict.result == {} and "culprit" in verdict.dropped

@@ -121,6 +121,18 @@ def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Findin
     return None, tuple(k for k in ("culprit", "process", "pid") if k in result)
 
 
+def all_clear_drops(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                    asks_which: bool) -> tuple[str, ...]:
+    """The culprit fields an answer that says nothing is wrong cannot keep ("the daily reports run
+    without errors" with culprit "reportgen"): an all-clear names nothing at fault, unless the
+    field names a problem the checks found. The process a which-question asks for stays: there
+    it is the thing asked about, not a culprit."""
+    if not denies_all(answer) or claims_any_fault(answer):
+        return ()
+    keys = ("culprit",) if asks_which else ("culprit", "process", "pid")
+    return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), findings))
+
+
 _QUESTION_HEAD = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|will|should)\b\s*", re.I)
 _WORDS = re.compile(r"[a-z0-9]+")
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import (FAULT_CLAIMS, check_agreement, claims_any_fault, denies_all, misses_culprit,
+from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agreement, claims_any_fault, denies_all, misses_culprit,
                                        names_a_problem, names_self, place_fit, problems_for, wrong_place, yes_no_fit)
-from appliance.agent.answer_fit import YES_NO, check_fit, outside_place, question_form, seeks_fault, yes_or_no
+from appliance.agent.answer_fit import WHICH, YES_NO, check_fit, outside_place, question_form, seeks_fault, yes_or_no
 from appliance.agent.checks import Verdict, check_answer, claims_problem
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 
@@ -98,6 +98,9 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies,
                            culprits=[str(f.culprit) for f in evidence.findings if f.is_problem and f.culprit])
               or yes_or_no(ctx.question, answer, evidence.findings, ctx.bodies))
-    if misfit is None:
+    if misfit is not None:
+        return replace(verdict, problem=misfit, invented=True)
+    drop = all_clear_drops(answer, kept, evidence.findings, question_form(ctx.question) == WHICH)
+    if not drop:
         return verdict
-    return replace(verdict, problem=misfit, invented=True)
+    return replace(verdict, result={k: v for k, v in kept.items() if k not in drop}, dropped=verdict.dropped + drop)
