@@ -216,3 +216,23 @@ def test_the_judge_drops_a_culprit_beside_an_all_clear_in_the_answers_own_words(
     verdict = judge_answer("Nothing is slowing it down: process_api is the busiest at 0.5 % of one core.",
                            {"culprit": "process_api"}, ctx)
     assert verdict.problem is None and verdict.result == {} and "culprit" in verdict.dropped
+
+
+def test_an_all_clear_is_not_refused_for_a_culprit_word_no_observation_shows():
+    """The culprit of an all-clear goes before the facts are checked: "did not report any errors"
+    with culprit "job" (a word of the question, in no observation) is a right answer, not an
+    invented culprit."""
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.judge import AnswerContext, judge_answer
+
+    log_ok = Finding("log_errors", OK, "/var/log/backup/weekly.log: no error lines (484 lines scanned, 0 warnings)",
+                     path="/var/log/backup/weekly.log")
+    body = "path=/var/log/backup/weekly.log lines_scanned=484 top_errors=[]\ncounts:\n  error=0 warning=0"
+    ctx = AnswerContext(question="Did the job whose log is /var/log/backup/weekly.log report any errors? If so, which?",
+                        bodies=[log_ok.line(), body], evidence=Evidence(findings=(log_ok,), topics=("log_errors",)),
+                        tools_worked=True)
+    verdict = judge_answer("The job did not report any errors.", {"culprit": "job", "value": "no errors reported"}, ctx)
+    assert verdict.problem is None and "culprit" not in verdict.result and "culprit" in verdict.dropped
+    # a culprit beside a claimed fault is still checked against the observations
+    verdict = judge_answer("The job failed: the disk quota was exceeded.", {"culprit": "quotad"}, ctx)
+    assert verdict.problem is not None

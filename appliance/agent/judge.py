@@ -68,8 +68,13 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     """The answer check, then (when it passes) the answer's fit to the verdicts, to the
     appliance's own processes and to the question's form. A misfit is marked `invented`: it is
     never passed on as is."""
+    # an all-clear names nothing at fault: its culprit goes before the facts are checked, so a
+    # right "no errors" answer is not refused for the culprit word it should not have written
+    cleared = all_clear_drops(answer, result, ctx.evidence.findings, question_form(ctx.question) == WHICH)
+    result = {k: v for k, v in result.items() if k not in cleared}
     verdict = check_answer(answer, result, list(ctx.bodies), tools_worked=ctx.tools_worked, looked=ctx.looked,
                            copied_texts=ctx.copy_guard, rejected=ctx.rejected)
+    verdict = replace(verdict, dropped=cleared + verdict.dropped)
     if verdict.problem == NO_FACT and seeks_fault(ctx.question) and denies_all(answer) \
             and verdicts_clear(ctx.evidence):
         # "nothing is wrong" answers "what is wrong?" on the verdicts themselves; a question of
@@ -98,9 +103,6 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies,
                            culprits=[str(f.culprit) for f in evidence.findings if f.is_problem and f.culprit])
               or yes_or_no(ctx.question, answer, evidence.findings, ctx.bodies))
-    if misfit is not None:
-        return replace(verdict, problem=misfit, invented=True)
-    drop = all_clear_drops(answer, kept, evidence.findings, question_form(ctx.question) == WHICH)
-    if not drop:
+    if misfit is None:
         return verdict
-    return replace(verdict, result={k: v for k, v in kept.items() if k not in drop}, dropped=verdict.dropped + drop)
+    return replace(verdict, problem=misfit, invented=True)
