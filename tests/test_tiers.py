@@ -88,7 +88,7 @@ MACHINE_SIGNS = re.compile(r"spawn_detached|planted\(|resource_faults|run_all\(|
 
 
 def test_every_module_that_plants_or_reads_the_machine_is_a_machine_test():
-    from conftest import MACHINE_FILES
+    from conftest import MACHINE_FILES, MACHINE_TESTS
 
     signed = {path.name for path in TESTS.glob("test_*.py") if MACHINE_SIGNS.search(path.read_text())}
     signed -= {Path(__file__).name}  # this module only names the signs
@@ -97,6 +97,9 @@ def test_every_module_that_plants_or_reads_the_machine_is_a_machine_test():
     # servers are not in test modules, so every module with a sign must be marked
     assert signed - set(MACHINE_FILES) == set(), "mark these `machine` in tests/conftest.py MACHINE_FILES"
     assert set(MACHINE_FILES) <= {path.name for path in TESTS.glob("test_*.py")}, "a stale name in MACHINE_FILES"
+    for test in MACHINE_TESTS:
+        module, name = test.split("::")
+        assert f"def {name}(" in (TESTS / module).read_text(), f"a stale name in MACHINE_TESTS: {test}"
 
 
 def test_the_fast_tier_splits_machine_tests_from_the_parallel_phase(inner):
