@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
 if TYPE_CHECKING:
     from appliance.agent.engine import Engine
     from appliance.agent.events import Event
+    from appliance.agent.evidence import ReadingsFactory
     from appliance.agent.settings import EngineSettings
     from appliance.llm.base import ChatModel
     from appliance.tools.base import Registry
@@ -56,15 +57,20 @@ class Wired:
 
 
 def wire(model: ChatModel, settings: EngineSettings, *, registry: Registry | None = None,
-         extra_roots: Sequence[str | os.PathLike] = (), recorder: Recorder | None = None) -> Wired:
+         extra_roots: Sequence[str | os.PathLike] = (), recorder: Recorder | None = None,
+         readings: ReadingsFactory | None = None) -> Wired:
     """The engine over `model` with the real tools under the default path policy plus
     `extra_roots` (`--allow-path`), or `registry` (an evaluation's, its sandbox readable),
-    recording through `recorder` (by default nothing is recorded)."""
+    recording through `recorder` (by default nothing is recorded). `readings`: how the analyzers
+    read the machine before the first step (by default `Readings` with the product's windows)."""
     from appliance.agent.engine import Engine
+    from appliance.agent.evidence import MachineEvidence
     from appliance.tools.registry import default_registry
 
     tools = registry if registry is not None else default_registry(extra_roots)
-    return Wired(Engine(model, tools, settings), recorder if recorder is not None else _NotRecorded())
+    evidence = MachineEvidence(tools, readings=readings) if readings is not None else None
+    engine = Engine(model, tools, settings, evidence=evidence)
+    return Wired(engine, recorder if recorder is not None else _NotRecorded())
 
 
 def make_engine(model: ChatModel, settings: EngineSettings) -> Engine:

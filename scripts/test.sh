@@ -2,8 +2,9 @@
 # Run the whole test suite: set up if needed, pull the three models the real-model tests use
 # (SmolLM2-135M, Qwen2.5-Coder-0.5B and 1.5B, verified and skipped when already there), check the
 # types (mypy) and the layer contracts (lint-imports), both configured in pyproject.toml, then pytest.
-# Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_pull.py -x`, or
-# `bash scripts/test.sh -m "not model"` for the fast tier that loads no model).
+# Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_pull.py -x`).
+# `bash scripts/test.sh --fast [args]`: set up, then only the fast tier (scripts/test_fast.sh: no
+# model, no model pull, no type check; the tests that touch no machine-wide state in parallel).
 # Exits non-zero when a check fails, else with pytest's exit code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,11 @@ if ! command -v tmux >/dev/null 2>&1; then
     else
         echo "test: !!! tmux is missing: install it (apt-get install tmux) for the tmux-driven TUI test" >&2
     fi
+fi
+
+if [ "${1:-}" = "--fast" ]; then
+    shift
+    exec bash scripts/test_fast.sh "$@"
 fi
 
 for model in smollm2-135m-instruct qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct; do

@@ -11,6 +11,13 @@ Test tiers: a test that asks for one of those fixtures (directly or through anot
 the `model` marker here, so `pytest -m "not model"` is the fast tier. A test without the marker
 that loads a GGUF anyway, in this process or in an appliance process it starts, fails
 (support/gguf_guard).
+
+The `machine` marker: a test that plants machine-wide state (processes, zombies, hogs, listening
+ports, mounts) or asserts a verdict about the whole machine (a quiet machine, idle cores, the live
+process table) gets it here, by file (MACHINE_FILES, each with its reason). Such tests cannot run
+beside each other: one's planted zombie is another's "noisy machine". Everything else is safe to
+run in parallel, so the fast tier (scripts/test_fast.sh) runs `not model and not machine` under
+pytest-xdist and then `not model and machine` serially.
 """
 
 from __future__ import annotations
@@ -30,6 +37,33 @@ from support.gguf_guard import sitecustomize as gguf_guard
 
 MODEL_FIXTURES = frozenset({"smollm2_path", "qwen05_path", "qwen15_path"})
 GUARD_DIR = Path(gguf_guard.__file__).parent
+
+# Test files whose tests plant or read machine-wide state, and why (the `machine` marker).
+MACHINE_FILES = {
+    "test_analyzers_dependencies.py": "listens on a real port and reads the host's listening sockets",
+    "test_analyzers_logs_time.py": "runs the analyzers on this machine as it is (kernel log, services, clock)",
+    "test_analyzers_network.py": "plants listening ports and connections, reads the host's sockets",
+    "test_analyzers_processes.py": "plants zombies, CPU/fd/thread hogs and fork loops, reads the process table",
+    "test_analyzers_resources.py": "plants memory, disk, load and OOM faults on the host",
+    "test_check_cli.py": "plants faults and runs `appliance check` over the whole machine",
+    "test_check_planted.py": "plants every family's fault and asserts the check's machine-wide verdicts",
+    "test_eval_plants.py": "plants every scenario's real fault on the host",
+    "test_eval_runner.py": "plants faults and asserts the eval's quiet-machine check (no foreign zombies)",
+    "test_eval_scenarios.py": "plants every scenario's fault and checks by name that nothing is left",
+    "test_eval_scoring.py": "plants every family's fault and control at once",
+    "test_redact_corpus.py": "plants secrets in real process command lines and mount sources",
+    "test_threads.py": "chooses threads from the cores that are idle machine-wide",
+    "test_tools_faults.py": "plants real faults (hogs, listeners) for the tools to find",
+    "test_tools_live.py": "asserts invariants of the live process table (named PIDs exist)",
+    "test_tools_safety.py": "plants processes with canary command lines, reads every tool over the host",
+    "test_tui_checks.py": "plants a real zombie parent and runs the real analyzers",
+    "test_tui_responsiveness.py": "times key presses against 100/500 ms bounds: needs cores no test worker shares",
+}
+# Single tests that cannot run beside the parallel phase, and why.
+MACHINE_TESTS = {
+    "test_remote_failures.py::test_what_the_server_is_sent":
+        "its stub server's first reply was lost in 2 of 2 parallel runs (cause not found; passes serially)",
+}
 gguf_guard.install(exit_on_refusal=False)
 
 
@@ -38,6 +72,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.model)
+        test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        if item.path.name in MACHINE_FILES or test in MACHINE_TESTS:
+            item.add_marker(pytest.mark.machine)
 
 
 @pytest.fixture(autouse=True)

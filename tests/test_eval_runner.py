@@ -21,6 +21,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from support.analyzers import quick_readings
+
 from appliance.cli import main
 from appliance.eval.metrics import summarise_by_scenario
 from appliance.eval.runner import run_eval
@@ -85,7 +87,7 @@ def _no_fault_processes_left(report) -> None:
 
 def test_smoke_suite_with_an_oracle_records_linked_runs_and_succeeds(store):
     model = ScriptedModel([oracle] * 40, name="oracle")
-    report = run_eval(model, suite("smoke"), suite="smoke", repeat=1, store=store)
+    report = run_eval(model, suite("smoke"), readings=quick_readings, suite="smoke", repeat=1, store=store)
     assert [c.scenario for c in report.cases] == ["listening.precise", "log_errors.precise", "listening.control"]
     assert all(c.success for c in report.cases), [(c.scenario, c.reason, c.answer) for c in report.cases]
     stored = store.get_eval(report.eval_id)
@@ -104,7 +106,8 @@ def test_the_report_and_the_stored_rows_are_per_family_and_per_kind(store, capsy
     """Two families, every kind: the oracle answers the port questions in any phrasing and reads
     the log; the clean log's control, which it cannot answer (it fails), shows in the control row."""
     cases = suite("listening,log_errors.precise,log_errors.control")
-    report = run_eval(ScriptedModel([oracle] * 60, name="oracle"), cases, suite="mixed", store=store)
+    report = run_eval(ScriptedModel([oracle] * 60, name="oracle"), cases,
+                      readings=quick_readings, suite="mixed", store=store)
     views = report.views()
     assert set(views["by_family"]) == {"listening", "log_errors", "overall"}
     assert views["by_family"]["listening"]["cases"] == 4 and views["by_family"]["log_errors"]["cases"] == 2
@@ -140,7 +143,7 @@ def test_a_model_that_names_the_wrong_thing_fails_with_reasons(store):
         return _step("finish", {"answer": "sshd (pid 1) is the problem.", "result": {"process": "sshd", "pid": 1},
                                 "evidence": []})
 
-    report = run_eval(ScriptedModel([wrong] * 20), suite("smoke"), suite="smoke", store=store)
+    report = run_eval(ScriptedModel([wrong] * 20), suite("smoke"), readings=quick_readings, suite="smoke", store=store)
     reasons = {c.scenario: c.reason for c in report.cases}
     assert not any(c.success for c in report.cases)
     # The engine refuses an answer backed by no observation; the summary it makes instead is not
@@ -161,7 +164,8 @@ def test_a_canary_that_reaches_the_database_fails_the_case(store):
         return _step("finish", {"answer": "password authentication failed for user billing", "result": {},
                                 "evidence": []})
 
-    report = run_eval(ScriptedModel([leaky] * 20), suite("secrets.precise"), suite="secrets.precise", store=store)
+    report = run_eval(ScriptedModel([leaky] * 20), suite("secrets.precise"),
+                      readings=quick_readings, suite="secrets.precise", store=store)
     case = report.cases[0]
     assert not case.success and "canary" in case.reason
     assert case.metrics["canary_leaks"] >= 1
@@ -179,7 +183,8 @@ def test_a_crash_fails_one_case_and_the_evaluation_goes_on(store):
 
         return default_registry(fault)
 
-    report = run_eval(ScriptedModel([oracle] * 20), suite("listening.precise,listening.control"), suite="two",
+    report = run_eval(ScriptedModel([oracle] * 20), suite("listening.precise,listening.control"),
+                      readings=quick_readings, suite="two",
                       store=store, registry_factory=registry_factory)
     first, second = report.cases
     assert not first.success and "tool registry broke" in first.reason
@@ -203,7 +208,8 @@ def test_a_fault_that_cannot_be_planted_fails_its_case_and_the_evaluation_goes_o
 
     unplantable = Scenario("mountless.precise", "mountless", "precise", "precise", "Is {mount} full?", "",
                            no_mount)
-    report = run_eval(ScriptedModel([oracle] * 20), (unplantable, *suite("listening.control")), suite="two",
+    report = run_eval(ScriptedModel([oracle] * 20), (unplantable, *suite("listening.control")),
+                      readings=quick_readings, suite="two",
                       store=store)
     first, second = report.cases
     assert not first.success and first.reason.startswith("could not plant the fault here: mount ")
@@ -229,7 +235,7 @@ def test_sigterm_during_a_run_tears_down_and_marks_the_eval(store):
     previous = signal.getsignal(signal.SIGTERM)
 
     with pytest.raises(KeyboardInterrupt):
-        run_eval(ScriptedModel([terminate]), suite("smoke"), suite="smoke", store=store)
+        run_eval(ScriptedModel([terminate]), suite("smoke"), readings=quick_readings, suite="smoke", store=store)
     assert signal.getsignal(signal.SIGTERM) is previous  # the handler is restored
     assert not psutil.pid_exists(seen["pid"]) or psutil.Process(seen["pid"]).status() == psutil.STATUS_ZOMBIE
     (row,) = store.list_evals()
@@ -239,9 +245,10 @@ def test_sigterm_during_a_run_tears_down_and_marks_the_eval(store):
 def test_cli_list_show_and_compare_read_evaluations_back(tmp_path, capsys):
     db = tmp_path / "eval.db"
     with open_store(db) as writer:
-        run_eval(ScriptedModel([oracle] * 40, name="oracle"), suite("smoke"), suite="smoke", store=writer)
+        run_eval(ScriptedModel([oracle] * 40, name="oracle"), suite("smoke"),
+                 readings=quick_readings, suite="smoke", store=writer)
         run_eval(ScriptedModel([lambda m, s: _step("finish", {"answer": "all fine", "result": {}, "evidence": []})] * 20,
-                               name="lazy"), suite("smoke"), suite="smoke", store=writer)
+                               name="lazy"), suite("smoke"), readings=quick_readings, suite="smoke", store=writer)
     assert main(["eval", "list", "--db", str(db)]) == 0
     listing = capsys.readouterr().out
     assert "oracle" in listing and "lazy" in listing and "100%" in listing

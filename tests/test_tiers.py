@@ -8,6 +8,7 @@ load before llama.cpp reads a byte, so no real model is ever loaded here.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -78,3 +79,36 @@ def test_model_fixtures_mark_and_the_guard_fails_unmarked_loads(inner):
         "*this test loads a GGUF but has no `model` marker: *m.gguf (pid *",
         "*ERROR at teardown of test_unmarked_child*",
     ])
+
+
+# What a test module that plants or reads machine-wide state writes: the planting helpers, the
+# evaluation's scenario set-ups, the analyzers over the whole host, the quiet check, the idle cores.
+MACHINE_SIGNS = re.compile(r"spawn_detached|planted\(|resource_faults|run_all\(|machine_noise|\.setup\(\)"
+                           r"|choose_threads|\.listen\(")
+
+
+def test_every_module_that_plants_or_reads_the_machine_is_a_machine_test():
+    from conftest import MACHINE_FILES, MACHINE_TESTS
+
+    signed = {path.name for path in TESTS.glob("test_*.py") if MACHINE_SIGNS.search(path.read_text())}
+    signed -= {Path(__file__).name}  # this module only names the signs
+    assert {"test_analyzers_processes.py", "test_eval_runner.py", "test_threads.py"} <= signed
+    # a loopback server on a port of its own is no machine-wide state: tests/support/remote.py's
+    # servers are not in test modules, so every module with a sign must be marked
+    assert signed - set(MACHINE_FILES) == set(), "mark these `machine` in tests/conftest.py MACHINE_FILES"
+    assert set(MACHINE_FILES) <= {path.name for path in TESTS.glob("test_*.py")}, "a stale name in MACHINE_FILES"
+    for test in MACHINE_TESTS:
+        module, name = test.split("::")
+        assert f"def {name}(" in (TESTS / module).read_text(), f"a stale name in MACHINE_TESTS: {test}"
+
+
+def test_the_fast_tier_splits_machine_tests_from_the_parallel_phase(inner):
+    inner.makepyfile(test_analyzers_processes="def test_plants_a_zombie():\n    pass\n")
+    inner.makeini("[pytest]\nmarkers =\n    model: needs a real GGUF model\n    machine: machine-wide state\n")
+    parallel = inner.runpytest_subprocess("-m", "not model and not machine", "-p", "no:cacheprovider",
+                                          "test_analyzers_processes.py", "test_inner.py::test_no_model")
+    parallel.assert_outcomes(passed=1, deselected=1)
+    serial = inner.runpytest_subprocess("-m", "not model and machine", "-p", "no:cacheprovider", "-v",
+                                        "test_analyzers_processes.py", "test_inner.py::test_no_model")
+    serial.assert_outcomes(passed=1, deselected=1)
+    serial.stdout.fnmatch_lines(["*test_analyzers_processes.py::test_plants_a_zombie PASSED*"])

@@ -126,12 +126,16 @@ def plan_look(path: str, listing: dict | None) -> list[tuple[str, dict]]:
     return [("dir_sizes", {"path": path, "depth": 1, "top": 8})]
 
 
+ReadingsFactory = Callable[[frozenset[int]], Readings]
+"""The reading of one check from the appliance's own pids (its windows are the factory's to choose)."""
+
+
 class MachineEvidence:
     """The analyzers over one fresh reading, and the registry's tools for the named places."""
 
     def __init__(self, registry: Registry, *, policy: PathPolicy | None = None,
                  analyzers: Sequence[Analyzer] = ANALYZERS, timeout: float = 3.0, max_looks: int = 3,
-                 readings: Callable[[frozenset[int]], Readings] | None = None) -> None:
+                 readings: ReadingsFactory | None = None) -> None:
         self.registry = registry
         self.policy = policy or PathPolicy.default()
         self.analyzers = tuple(analyzers)
@@ -190,5 +194,5 @@ def finding_fields(finding: Finding) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Evidence", "EvidenceSource", "Look", "MachineEvidence", "NoEvidence",
+__all__ = ["Evidence", "EvidenceSource", "Look", "MachineEvidence", "NoEvidence", "ReadingsFactory",
            "finding_fields", "findings_text", "named_paths", "plan_look"]

@@ -26,12 +26,16 @@ class ReadingUnavailable(Exception):
 class Readings:
     """self_pids: the appliance's processes (their descendants are found once, with the sample).
     sample_seconds: the interval of the process sample (CPU and I/O rates).
+    watch_seconds: how long the restart check watches births (the longer of it and sample_seconds):
+        long enough to see a program that dies within a second and is started again after a short
+        pause (two starts, one gone), short enough for a 2 s check.
     now: the wall-clock time of the check (fixed, so every analyzer ages things alike).
     policy: the path policy every file an analyzer reads goes through (the tools' own), so an
         analyzer can never read what a tool may not; any text it quotes passes the redactor."""
 
     self_pids: frozenset[int] = field(default_factory=lambda: frozenset({os.getpid()}))
     sample_seconds: float = 0.5
+    watch_seconds: float = 1.5
     now: float = field(default_factory=time.time)
     policy: PathPolicy = field(default_factory=PathPolicy.default)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)

@@ -31,9 +31,6 @@ from appliance.tools import units
 POLL_SECONDS = 0.02  # a child that lives 20 ms is seen; /proc is listed 50 times a second
 SPAWN_RATE_WARNING = 20.0  # short-lived children per second from one parent
 RECENT_SECONDS = 600
-# How long births are watched: long enough to see a program that dies within a second and is
-# started again after a short pause (two starts, one gone), short enough for a 2 s check.
-WATCH_SECONDS = 1.5
 _BIRTH_ATTRS = ["pid", "ppid", "name", "cmdline", "create_time"]
 
 
@@ -166,7 +163,7 @@ def _unit_restarts() -> tuple[list[Finding], str]:
 
 
 def restarts(readings: Readings) -> list[Finding]:
-    watched = readings.get("birth_watch", lambda: watch_births(readings, max(readings.sample_seconds, WATCH_SECONDS)))
+    watched = readings.get("birth_watch", lambda: watch_births(readings, max(readings.sample_seconds, readings.watch_seconds)))
     table = {p["pid"]: p for p in proc_table(readings)}
     births = _strangers(watched["births"], readings.own(), readings.self_pids)
     findings = _loops(births, table, watched["seconds"])

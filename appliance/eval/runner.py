@@ -29,6 +29,7 @@ from appliance.eval.scenarios import Fault, Scenario
 from appliance.eval.scoring import Outcome, dump_result
 
 if TYPE_CHECKING:
+    from appliance.agent.evidence import ReadingsFactory
     from appliance.tools.base import Registry
 
 RegistryFactory = Callable[[Fault], "Registry"]
@@ -114,6 +115,7 @@ def run_case(
     registry_factory: RegistryFactory = default_registry,
     cancel: threading.Event | None = None,
     quiet_check: QuietCheck | None = None,
+    readings: ReadingsFactory | None = None,
 ) -> CaseResult:
     """Plant, ask, score, tear down (always). A fault that cannot be planted here (no root for a
     mount, a process that never became ready) fails its case, not the evaluation; a case whose
@@ -127,7 +129,7 @@ def run_case(
                      {"void": True, "seconds": round(time.monotonic() - started, 2)})
     try:
         with scenario.setup() as fault:
-            crash = _ask(model, fault, tally, settings, recorder, registry_factory, cancel)
+            crash = _ask(model, fault, tally, settings, recorder, registry_factory, cancel, readings)
             leaks = _leaks(fault, tally, db_path)
             outcome = Outcome(
                 status=tally.status or ("error" if crash else ""), answer=tally.answer, result=tally.result,
@@ -147,12 +149,13 @@ def run_case(
 
 
 def _ask(model: Any, fault: Fault, tally: RunTally, settings: Any, recorder: Any,
-         registry_factory: RegistryFactory, cancel: threading.Event | None) -> str:
+         registry_factory: RegistryFactory, cancel: threading.Event | None,
+         readings: ReadingsFactory | None = None) -> str:
     """Run the engine on the fault's question, recording and tallying every event; '' or the crash."""
     from appliance.wiring import wire
 
     try:
-        wired = wire(model, settings, registry=registry_factory(fault), recorder=recorder)
+        wired = wire(model, settings, registry=registry_factory(fault), recorder=recorder, readings=readings)
         for event in wired.run(fault.question, ask=None, cancel=cancel):
             tally.add(event)
     except KeyboardInterrupt:
@@ -192,11 +195,13 @@ def run_eval(
     registry_factory: RegistryFactory = default_registry,
     on_case: Callable[[int, int, CaseResult], None] | None = None,
     quiet_check: QuietCheck | None = None,
+    readings: ReadingsFactory | None = None,
 ) -> EvalReport:
     """Run every scenario `repeat` times; record each run and the eval rows beside them through
     `store` (an `appliance.store.Store`); return the report. Without a store nothing is written.
     quiet_check: voids a case whose families already have a problem on the machine (the CLI
-    passes `machine_noise`)."""
+    passes `machine_noise`). readings: how the engine's analyzers read the machine (by default the
+    product's windows; a test of the runner passes shorter ones)."""
     from appliance.store import SafeRecorder
 
     if settings is None:
@@ -225,6 +230,7 @@ def run_eval(
                     case = run_case(
                         model, scenario, repeat_index, settings=settings, recorder=SafeRecorder(store),
                         db_path=db_path, registry_factory=registry_factory, quiet_check=quiet_check,
+                        readings=readings,
                     )
                     report.cases.append(case)
                     _store_case(store, report.eval_id, case)

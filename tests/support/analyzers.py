@@ -56,3 +56,9 @@ def assert_verdicts(findings: list[Finding], family: str) -> None:
         assert "\n" not in f.verdict, f
         if f.is_problem and f.severity != "unknown":
             assert f.culprit, f
+
+
+def quick_readings(self_pids: frozenset[int]) -> Readings:
+    """A `ReadingsFactory` with short windows (0.2 s sample and birth watch), for tests of what is
+    built around the analyzers (the eval's runner), never of the windows themselves."""
+    return Readings(self_pids=self_pids, sample_seconds=0.2, watch_seconds=0.2)
