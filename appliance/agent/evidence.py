@@ -18,6 +18,8 @@ from typing import Any, Callable, Protocol, Sequence
 
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
 from appliance.analyzers.base import Analyzer
+from appliance.analyzers.config_file import FAMILY as CONFIG
+from appliance.analyzers.config_file import config_findings, is_config_path
 from appliance.analyzers.dependencies import log_findings
 from appliance.analyzers.storage import place_findings
 from appliance.tools.base import Registry
@@ -109,6 +111,21 @@ def named_paths(question: str) -> list[str]:
     return paths
 
 
+def place_verdicts(path: str, readings: Readings) -> list[Finding]:
+    """The verdicts on one place a question names: its filesystem's (space, inodes, read-only),
+    and by what it is, a log's error summary (with the listeners its refusals point at) or a
+    configuration file's settings. Nothing for a path that does not exist."""
+    expanded = os.path.expanduser(path)
+    if not os.path.exists(expanded):
+        return []
+    found = place_findings(path, readings)
+    if _LOG_NAME.search(path) or _LOG_DIR.search(path):
+        found += log_findings(expanded, readings)
+    elif os.path.isfile(expanded) and is_config_path(expanded):
+        found += config_findings(expanded, readings)
+    return found
+
+
 def plan_look(path: str, listing: dict | None) -> list[tuple[str, dict]]:
     """The tool calls that look at `path`: a log → read_log; another file → read_file; a folder
     of logs → read_log of its newest logs; another folder → dir_sizes (its largest entries).
@@ -150,11 +167,9 @@ class MachineEvidence:
         places: list[Finding] = []
         if self.analyzers:
             for path in named_paths(question):
-                expanded = os.path.expanduser(path)
-                if os.path.exists(expanded):
-                    places.extend(f for f in place_findings(path, readings) if f not in places)
-                    if _LOG_NAME.search(path) or _LOG_DIR.search(path):
-                        places.extend(f for f in log_findings(expanded, readings) if f not in places)
+                places.extend(f for f in place_verdicts(path, readings) if f not in places)
+        if any(f.family == CONFIG for f in places):  # a named config file is what the question is about
+            topics = (CONFIG,) + tuple(t for t in topics if t != CONFIG)
         return Evidence(tuple(findings) + tuple(places), topics, tuple(self._looks(question)), tuple(places))
 
     def _looks(self, question: str) -> list[Look]:
