@@ -91,6 +91,8 @@ def test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_cl
     evidence = MachineEvidence(registry).gather(f"Is any setting in {conf} invalid?", frozenset({os.getpid()}))
     reason = check_agreement("The relay.conf file contains invalid settings.", {}, evidence.findings, evidence.topics)
     assert reason is not None and "none malformed" in reason
+    from appliance.agent.steering import steer
+    assert steer(reason, question, evidence, []).openings == ("No problem found: settings fine",)
 
 
 def test_a_script_is_no_configuration_file_whatever_its_name(tmp_path):

@@ -163,17 +163,17 @@ def config_findings(path: str, readings: Readings) -> list[Finding]:
     shown = shown_path(readings, real)
     broken = _structured(text, os.path.splitext(real)[1].lower())
     if broken is not None:
-        return [Finding(FAMILY, WARNING, f"{shown} {broken}", {"path": shown, "error": broken},
+        return [Finding(FAMILY, WARNING, f"invalid file: {shown} {broken}", {"path": shown, "error": broken},
                         culprit=os.path.basename(real), path=shown)]
     settings = parse_lines(text)
     problems = _problems(settings)
     values = {"path": shown, "settings": len(settings), "problems": len(problems)}
     if not problems:
-        return [Finding(FAMILY, OK, f"{shown}: {plural(len(settings), 'setting')} read, none malformed "
+        return [Finding(FAMILY, OK, f"settings fine: {shown}: {plural(len(settings), 'setting')} read, none malformed "
                         "(ports in range, numbers and addresses valid)", values, path=shown)]
     (line, key, why), more = problems[0], len(problems) - 1
     extra = f"; {plural(more, 'more problem')}" if more else ""
-    return [Finding(FAMILY, WARNING, f"{shown} line {line}: {quote(why, 200)}{extra}",
+    return [Finding(FAMILY, WARNING, f"invalid setting: {shown} line {line}: {quote(why, 200)}{extra}",
                     {**values, "line": line, "setting": key}, culprit=key, path=shown)]
 
 
