@@ -42,6 +42,8 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "log_errors": r"\b(?:shows?|showing|has|have|had|reports?|reported|contains?|logged|logs|lists?) "
                       r"(?:\w+ ){0,2}(?:errors?|failures?)\b",
         "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
+        "disk_usage": r"\b(?:takes?|taking|uses?|using|eats?|eating|fills?|filling|holds?|holding)\b[^.;]{0,30}"
+                      r"\b(?:much more|far more|most of|the bulk|more than (?:the |all )?others)\b",
         "config": r"\b(?:invalid|wrong|bad|malformed|incorrect) (?:\w+ ){0,2}(?:settings?|values?|options?|ports?|config\w*)\b"
                   r"|\b(?:settings?|values?|options?|port) (?:is |are )?(?:invalid|wrong|out of range|not valid)\b"
                   r"|\bmisconfigur\w*|\bout of range\b",

@@ -21,6 +21,8 @@ from appliance.analyzers.base import Analyzer
 from appliance.analyzers.config_file import FAMILY as CONFIG
 from appliance.analyzers.config_file import config_findings, is_config_path
 from appliance.analyzers.dependencies import log_findings
+from appliance.analyzers.folder_sizes import FAMILY as FOLDER
+from appliance.analyzers.folder_sizes import folder_finding
 from appliance.analyzers.storage import place_findings
 from appliance.tools.base import Registry
 from appliance.tools.paths import PathPolicy
@@ -126,6 +128,26 @@ def place_verdicts(path: str, readings: Readings) -> list[Finding]:
     return found
 
 
+def folder_verdicts(looks: Sequence[Look]) -> list[Finding]:
+    """The verdict on each named folder a look measured: does one entry take most of its space?"""
+    measured = [look.result.get("data") or {} for look in looks
+                if look.tool == "dir_sizes" and look.result.get("status") == "ok"]
+    return [f for f in (folder_finding(data) for data in measured) if f is not None]
+
+
+def place_topics(topics: tuple[str, ...], places: Sequence[Finding]) -> tuple[str, ...]:
+    """The question's families with those of what it names: a named configuration file is what
+    the question is about (first); a named folder's ranking comes just before the space families
+    (a space question about a folder asks which entry fills it), else after them."""
+    families = {f.family for f in places}
+    if CONFIG in families:
+        topics = (CONFIG,) + tuple(t for t in topics if t != CONFIG)
+    if FOLDER in families and FOLDER not in topics:
+        at = topics.index("filesystem_full") if "filesystem_full" in topics else len(topics)
+        topics = topics[:at] + (FOLDER,) + topics[at:]
+    return topics
+
+
 def plan_look(path: str, listing: dict | None) -> list[tuple[str, dict]]:
     """The tool calls that look at `path`: a log → read_log; another file → read_file; a folder
     of logs → read_log of its newest logs; another folder → dir_sizes (its largest entries).
@@ -165,12 +187,12 @@ class MachineEvidence:
         findings = run_all(readings, analyzers=self.analyzers, timeout=self.timeout)
         topics = tuple(for_question(question, self.analyzers))
         places: list[Finding] = []
+        looks = tuple(self._looks(question))
         if self.analyzers:
             for path in named_paths(question):
                 places.extend(f for f in place_verdicts(path, readings) if f not in places)
-        if any(f.family == CONFIG for f in places):  # a named config file is what the question is about
-            topics = (CONFIG,) + tuple(t for t in topics if t != CONFIG)
-        return Evidence(tuple(findings) + tuple(places), topics, tuple(self._looks(question)), tuple(places))
+            places.extend(f for f in folder_verdicts(looks) if f not in places)
+        return Evidence(tuple(findings) + tuple(places), place_topics(topics, places), looks, tuple(places))
 
     def _looks(self, question: str) -> list[Look]:
         looks: list[Look] = []

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import check_agreement
-from appliance.agent.answer_fit import SAY_YES_OR_NO, WHICH, question_form, ranked_firsts, seeks_fault
+from appliance.agent.answer_fit import SAY_YES_OR_NO, WHICH, YES_NO, question_form, ranked_firsts, seeks_fault
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.agent.judge import verdicts_clear
 from appliance.analyzers.base import OK, Finding
@@ -126,6 +126,23 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     if fine is None and answer:
         fine = _contradicted_ok(check_agreement(answer, result or {}, evidence.findings, evidence.topics) or "",
                                 evidence)
+    if fine is None and not problems:
+        fine = fine_place(question, evidence)
     if fine is not None and not problems:
         return Steer(openings=(NO_PROBLEM + headline(fine),))
     return Steer()
+
+
+_FILESYSTEM_FAMILIES = ("filesystem_full", "inodes", "readonly_fs")
+
+
+def fine_place(question: str, evidence: Evidence) -> Finding | None:
+    """For a yes/no question about places the checks all judged fine: the verdict on what the
+    place is (its folder ranking, its log, its settings), by the question's topics, before the
+    verdicts of the filesystem that holds it."""
+    if question_form(question) != YES_NO or not evidence.places or any(f.is_problem for f in evidence.places):
+        return None
+    rank = {family: i for i, family in enumerate(evidence.topics)}
+    ordered = sorted(evidence.places, key=lambda f: (f.family not in rank, rank.get(f.family, 0),
+                                                     f.family in _FILESYSTEM_FAMILIES))
+    return next((f for f in ordered if f.severity == OK), None)
