@@ -236,3 +236,23 @@ def test_an_all_clear_is_not_refused_for_a_culprit_word_no_observation_shows():
     # a culprit beside a claimed fault is still checked against the observations
     verdict = judge_answer("The job failed: the disk quota was exceeded.", {"culprit": "quotad"}, ctx)
     assert verdict.problem is not None
+
+
+def test_a_question_of_fact_keeps_no_culprit_and_a_placeholder_value_states_nothing():
+    """"How long has this machine been up?" answered right, with culprit "system" (a word no
+    observation shows) or value "unknown": the fields go, the answer stands."""
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.judge import AnswerContext, judge_answer
+
+    up = Finding("uptime", OK, "up 4 h 25 min since 2026-12-01 10:29; no boot history recorded")
+    ctx = AnswerContext(question="How long has this machine been up?", bodies=[up.line(), 'uptime="4 h 25 min"'],
+                        evidence=Evidence(findings=(up,), topics=("uptime",)), tools_worked=True)
+    verdict = judge_answer("The machine has been up for 4 h 25 min.", {"culprit": "system", "value": "4 h 25 min"}, ctx)
+    assert verdict.problem is None and verdict.result == {"value": "4 h 25 min"} and "culprit" in verdict.dropped
+    verdict = judge_answer("It has been running for 4 h 25 min since the last reboot.",
+                           {"culprit": "unknown", "value": "unknown"}, ctx)
+    assert verdict.problem is None and verdict.result == {}
+    # a question about a fault still holds its culprit to the observations
+    fault_ctx = AnswerContext(question="Which process is hogging the CPU?", bodies=[up.line()],
+                              evidence=Evidence(findings=(up,), topics=("cpu",)), tools_worked=True)
+    assert judge_answer("cpuburner is hogging the CPU.", {"culprit": "cpuburner"}, fault_ctx).problem is not None

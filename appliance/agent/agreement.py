@@ -126,6 +126,13 @@ def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Findin
     return None, tuple(k for k in ("culprit", "process", "pid") if k in result)
 
 
+def unasked_culprit(result: Mapping[str, Any], seeks_fault: bool) -> tuple[str, ...]:
+    """The culprit field of an answer to a question that asks for no culprit ("how long has this
+    machine been up?" answered with culprit "system"): it claims nothing the person asked, so it
+    goes rather than sending a right answer back. The process a question asks for is kept."""
+    return () if seeks_fault or "culprit" not in result else ("culprit",)
+
+
 def all_clear_drops(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
                     asks_which: bool) -> tuple[str, ...]:
     """The culprit fields an answer that says nothing is wrong cannot keep ("the daily reports run

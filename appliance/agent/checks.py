@@ -195,6 +195,8 @@ def normalized(answer: str) -> str:
 MAIN_FIELDS = ("culprit", "process")
 # A result value that names nobody: what a model writes into `culprit` when nothing is at fault.
 _NO_ONE = re.compile(r"^(?:none|nothing|nobody|no one|unknown|n/?a|null|-|no\b.*)$", re.I)
+# A value of any field that states nothing.
+_PLACEHOLDER = re.compile(r"^(?:unknown|n/?a|null|none|-|\?|not (?:known|available|applicable))$", re.I)
 
 
 def _not_an_answer(answer: str, result: dict, *, tools_worked: bool, looked: bool,
@@ -237,8 +239,10 @@ def check_answer(
                              copied_texts=copied_texts, rejected=rejected)
     if refused is not None:
         return refused
-    # "none", "unknown" or "no process" as the culprit names nobody: the answer has no culprit
-    result = {k: v for k, v in result.items() if k not in CULPRIT_FIELDS or not _NO_ONE.match(str(v).strip())}
+    # "none", "unknown" or "no process" as the culprit names nobody: the answer has no culprit;
+    # "unknown" or "n/a" in any field states nothing at all
+    result = {k: v for k, v in result.items()
+              if not (_NO_ONE if k in CULPRIT_FIELDS else _PLACEHOLDER).match(str(v).strip())}
     haystack = "\n".join(bodies).lower()
     unbacked = [
         key for key, value in result.items()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agreement, claims_any_fault, denies_all, misses_culprit,
+from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agreement, unasked_culprit, claims_any_fault, denies_all, misses_culprit,
                                        names_a_problem, names_self, place_fit, problems_for, wrong_place, yes_no_fit)
 from appliance.agent.answer_fit import WHICH, YES_NO, check_fit, outside_place, question_form, seeks_fault, yes_or_no
 from appliance.agent.checks import Verdict, check_answer, claims_problem
@@ -68,9 +68,11 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     """The answer check, then (when it passes) the answer's fit to the verdicts, to the
     appliance's own processes and to the question's form. A misfit is marked `invented`: it is
     never passed on as is."""
-    # an all-clear names nothing at fault: its culprit goes before the facts are checked, so a
-    # right "no errors" answer is not refused for the culprit word it should not have written
-    cleared = all_clear_drops(answer, result, ctx.evidence.findings, question_form(ctx.question) == WHICH)
+    # an all-clear names nothing at fault, and a question of fact asks for no culprit: the culprit
+    # goes before the facts are checked, so a right "no errors" or "up 4 h 25 min" answer is not
+    # refused for a culprit word it should not have written
+    cleared = all_clear_drops(answer, result, ctx.evidence.findings, question_form(ctx.question) == WHICH) \
+        or unasked_culprit(result, seeks_fault(ctx.question))
     result = {k: v for k, v in result.items() if k not in cleared}
     verdict = check_answer(answer, result, list(ctx.bodies), tools_worked=ctx.tools_worked, looked=ctx.looked,
                            copied_texts=ctx.copy_guard, rejected=ctx.rejected)
