@@ -33,22 +33,19 @@ def case_families(scenario: Scenario) -> set[str]:
 SETTLE_TRIES = 4  # the evaluator's own reaper may still be reaping the last case's processes
 
 
-def machine_noise(scenario: Scenario, *, harness_pids: frozenset[int] | None = None,
-                  readings: Callable[[], Readings] | None = None) -> Finding | None:
+def machine_noise(scenario: Scenario, *, harness_pids: frozenset[int] | None = None) -> Finding | None:
     """The first problem the analyzers find on the machine, before planting, in the case's families.
 
     A problem of the evaluation's own process reaper (the zombies of the case just torn down,
     re-parented to it a moment before it reaps them) is the harness settling, not noise: it is
-    read again a little later, and only a problem that stays voids the case. `readings` makes each
-    fresh reading (by default the product's windows, this process as the appliance)."""
+    read again a little later, and only a problem that stays voids the case."""
     families = case_families(scenario)
     if not families:
         return None
     harness = harness_pids if harness_pids is not None else _reaper_pids()
     analyzers = [a for a in ANALYZERS if a.family in families]
     for attempt in range(SETTLE_TRIES):
-        reading = readings() if readings is not None else Readings(self_pids=frozenset({os.getpid()}))
-        findings = run_all(reading, analyzers=analyzers, timeout=3.0)
+        findings = run_all(Readings(self_pids=frozenset({os.getpid()})), analyzers=analyzers, timeout=3.0)
         problem = next((f for f in findings if f.is_problem), None)
         if problem is None or problem.pid not in harness or attempt == SETTLE_TRIES - 1:
             return problem
