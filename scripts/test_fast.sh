@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fast tier: every test that loads no model, in under two minutes on 2 cores. Most of the
+# The fast tier: every test that loads no model, aimed at two minutes on 2 cores (measured: docs/architecture.md#the-fast-tier). Most of the
 # suite waits (analyzer windows, subprocesses, sockets) rather than computes, so it runs in
 # parallel under pytest-xdist; the tests that plant or read machine-wide state (the `machine`
 # marker, tests/conftest.py MACHINE_FILES) cannot run beside each other and run after, serially.
