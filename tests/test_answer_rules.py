@@ -204,6 +204,9 @@ def test_an_answer_that_says_nothing_is_wrong_names_no_culprit_unless_the_checks
     assert all_clear_drops("The log shows no errors.", {"culprit": "hashminer"}, [problem], asks_which=False) == ()
     assert all_clear_drops("reportgen fails with permission denied.", {"culprit": "reportgen"}, [],
                            asks_which=False) == ()
+    # a field that claims the fault the answer denies goes too; one stating a plain fact stays
+    assert all_clear_drops("No problem found: /srv/app.log: no error lines.",
+                           {"value": "the log contains errors", "error": "none seen"}, [], asks_which=False) == ("value",)
 
 
 def test_the_judge_drops_a_culprit_beside_an_all_clear_in_the_answers_own_words():

@@ -286,6 +286,10 @@ def test_a_claim_of_log_errors_against_a_clean_named_log_goes_back_steered_to_it
                         bodies=[clean_log.line(), "2024-05-14 02:22:33 DEBUG queue: cache hit ratio 0.366"])
     problem = judge_answer("The log file shows errors: DEBUG queue: cache hit ratio 0.366.", {}, ctx).problem
     assert problem == f"[contradicts-check: {clean_log.line()}]"
-    assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "/srv/backup/weekly.log",)
+    opening = NO_PROBLEM + "/srv/backup/weekly.log: no error lines in its last 48 lines"  # the place and its statement
+    assert steer(problem, question, evidence, []).openings == (opening,)
     assert judge_answer("No: the log shows no errors; its last line is DEBUG queue: cache hit ratio 0.366.", {},
                         ctx).problem is None
+    # the retry begins with the opening but keeps the refused answer's fields: they claim what it denies
+    retried = judge_answer(opening + ".", {"culprit": "backup job", "value": "logs contain errors"}, ctx)
+    assert retried.problem is None and set(retried.dropped) >= {"culprit", "value"}

@@ -135,14 +135,19 @@ def unasked_culprit(result: Mapping[str, Any], seeks_fault: bool) -> tuple[str, 
 
 def all_clear_drops(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
                     asks_which: bool) -> tuple[str, ...]:
-    """The culprit fields an answer that says nothing is wrong cannot keep ("the daily reports run
-    without errors" with culprit "reportgen"): an all-clear names nothing at fault, unless the
-    field names a problem the checks found. The process a which-question asks for stays: there
-    it is the thing asked about, not a culprit."""
+    """The fields an answer that says nothing is wrong cannot keep: a culprit ("the daily reports
+    run without errors" with culprit "reportgen"), and any field that claims the fault the answer
+    denies ("No problem found: …" with value "logs contain errors", the refused answer's field
+    kept through a retry). An all-clear names nothing at fault, unless the field names a problem
+    the checks found. The process a which-question asks for stays: there it is the thing asked
+    about, not a culprit."""
     if not denies_all(answer) or claims_any_fault(answer):
         return ()
     keys = ("culprit",) if asks_which else ("culprit", "process", "pid")
-    return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), findings))
+    culprits = [k for k in keys if k in result and not names_a_problem(str(result[k]), findings)]
+    claims = [k for k, v in result.items() if k not in keys and isinstance(v, str) and claims_any_fault(v)
+              and not names_a_problem(v, findings)]
+    return tuple(culprits + claims)
 
 
 _QUESTION_HEAD = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|will|should)\b\s*", re.I)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
+from appliance.analyzers.app_folder import app_folder_findings, folder_logs
 from appliance.analyzers.base import Analyzer
 from appliance.analyzers.config_file import FAMILY as CONFIG
 from appliance.analyzers.config_file import config_findings, is_config_path
@@ -25,10 +26,14 @@ from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 from appliance.analyzers.folder_sizes import folder_finding
 from appliance.analyzers.storage import place_findings
 from appliance.tools.base import Registry
+from appliance.tools.logs import LOG_FOLDER, LOG_NAME, is_log_path
 from appliance.tools.paths import PathPolicy
 
 # Families whose verdicts answer "is this machine healthy?" when a question names no topic.
 GENERAL_FAMILIES = ("cpu", "memory", "filesystem_full")
+# Families about a place's storage: a folder a question about them names is measured, not read.
+LOGS = "log_errors"
+STORAGE_FAMILIES = frozenset({"filesystem_full", "inodes", "deleted_open", "readonly_fs", "disk_io", FOLDER})
 MAX_SHOWN = 8
 
 
@@ -99,8 +104,6 @@ class NoEvidence:
 
 
 _PATH = re.compile(r"(?<![\w.~])((?:/|~/)[\w.@+\-]+(?:/[\w.@+\-]+)*/?)")
-_LOG_NAME = re.compile(r"\.log(?:\.\d+)?$|\.err$|\.out$|(?:^|/)(?:syslog|messages|journal)$", re.I)
-_LOG_DIR = re.compile(r"(?:^|/)logs?(?:/|$)", re.I)
 
 
 def named_paths(question: str) -> list[str]:
@@ -113,18 +116,27 @@ def named_paths(question: str) -> list[str]:
     return paths
 
 
-def place_verdicts(path: str, readings: Readings) -> list[Finding]:
+def is_storage_question(topics: Sequence[str]) -> bool:
+    """The question is about a place's storage (space, inodes, writability, I/O), so a named
+    folder is measured, not read as an application's folder."""
+    return any(t in STORAGE_FAMILIES for t in topics)
+
+
+def place_verdicts(path: str, readings: Readings, *, storage: bool = False) -> list[Finding]:
     """The verdicts on one place a question names: its filesystem's (space, inodes, read-only),
-    and by what it is, a log's error summary (with the listeners its refusals point at) or a
-    configuration file's settings. Nothing for a path that does not exist."""
+    and by what it is, a log's error summary (with what its errors point at), a configuration
+    file's settings, or for a folder in a question not about storage (`storage` False), its
+    logs' and configuration's. Nothing for a path that does not exist."""
     expanded = os.path.expanduser(path)
     if not os.path.exists(expanded):
         return []
     found = place_findings(path, readings)
-    if _LOG_NAME.search(path) or _LOG_DIR.search(path):
+    if is_log_path(path):
         found += log_findings(expanded, readings)
     elif os.path.isfile(expanded) and is_config_path(expanded):
         found += config_findings(expanded, readings)
+    elif os.path.isdir(expanded) and not storage:
+        found += [f for f in app_folder_findings(expanded, readings) if f not in found]
     return found
 
 
@@ -135,33 +147,41 @@ def folder_verdicts(looks: Sequence[Look]) -> list[Finding]:
     return [f for f in (folder_finding(data) for data in measured) if f is not None]
 
 
-def place_topics(topics: tuple[str, ...], places: Sequence[Finding]) -> tuple[str, ...]:
-    """The question's families with those of what it names: a named configuration file is what
+def place_topics(topics: tuple[str, ...], places: Sequence[Finding], named: Sequence[str] = ()) -> tuple[str, ...]:
+    """The question's families with those of what it names: a configuration file it names is what
     the question is about (first); a named folder's ranking comes just before the space families
-    (a space question about a folder asks which entry fills it), else after them."""
+    (a space question about a folder asks which entry fills it), else after them; the logs of an
+    application's folder come after the question's own families.
+    named: the places the question names, resolved (a configuration file judged inside a named
+    folder is not a named one)."""
     families = {f.family for f in places}
-    if CONFIG in families:
+    if any(f.family == CONFIG and f.path in named for f in places):
         topics = (CONFIG,) + tuple(t for t in topics if t != CONFIG)
     if FOLDER in families and FOLDER not in topics:
         at = topics.index("filesystem_full") if "filesystem_full" in topics else len(topics)
         topics = topics[:at] + (FOLDER,) + topics[at:]
+    if LOGS in families and LOGS not in topics:
+        topics = topics + (LOGS,)
     return topics
 
 
-def plan_look(path: str, listing: dict | None) -> list[tuple[str, dict]]:
+def plan_look(path: str, listing: dict | None, inner_logs: Sequence[str] = ()) -> list[tuple[str, dict]]:
     """The tool calls that look at `path`: a log → read_log; another file → read_file; a folder
-    of logs → read_log of its newest logs; another folder → dir_sizes (its largest entries).
+    of logs → read_log of its newest logs; an application's folder (logs below it, `inner_logs`)
+    → read_log of those; another folder → dir_sizes (its largest entries).
     listing: list_dir's data for a folder (None for a file or a missing path)."""
     if listing is None:
-        if _LOG_NAME.search(path) or _LOG_DIR.search(path):
+        if is_log_path(path):
             return [("read_log", {"path": path, "lines": 12})]
         return [("read_file", {"path": path, "max_bytes": 1200})]
     files = [e for e in listing.get("entries", []) if e.get("type") == "file" and not e.get("off_limits")]
-    logs = [e for e in files if _LOG_NAME.search(e["name"])] or (files if _LOG_DIR.search(path) else [])
+    logs = [e for e in files if LOG_NAME.search(e["name"])] or (files if LOG_FOLDER.search(path) else [])
     if logs:
         newest = sorted(logs, key=lambda e: e.get("modified") or "", reverse=True)[:2]
         base = listing.get("path") or path
         return [("read_log", {"path": os.path.join(base, e["name"]), "lines": 12}) for e in newest]
+    if inner_logs:
+        return [("read_log", {"path": log, "lines": 12}) for log in inner_logs]
     return [("dir_sizes", {"path": path, "depth": 1, "top": 8})]
 
 
@@ -186,15 +206,17 @@ class MachineEvidence:
         readings = self.readings(self_pids)
         findings = run_all(readings, analyzers=self.analyzers, timeout=self.timeout)
         topics = tuple(for_question(question, self.analyzers))
+        storage = is_storage_question(topics)
         places: list[Finding] = []
-        looks = tuple(self._looks(question))
+        looks = tuple(self._looks(question, readings, storage))
         if self.analyzers:
             for path in named_paths(question):
-                places.extend(f for f in place_verdicts(path, readings) if f not in places)
+                places.extend(f for f in place_verdicts(path, readings, storage=storage) if f not in places)
             places.extend(f for f in folder_verdicts(looks) if f not in places)
-        return Evidence(tuple(findings) + tuple(places), place_topics(topics, places), looks, tuple(places))
+        named = [os.path.realpath(os.path.expanduser(p)) for p in named_paths(question)]
+        return Evidence(tuple(findings) + tuple(places), place_topics(topics, places, named), looks, tuple(places))
 
-    def _looks(self, question: str) -> list[Look]:
+    def _looks(self, question: str, readings: Readings, storage: bool) -> list[Look]:
         looks: list[Look] = []
         for path in named_paths(question):
             expanded = os.path.expanduser(path)
@@ -205,7 +227,8 @@ class MachineEvidence:
                     looks.append(Look(path, "list_dir", {"path": expanded}, listed))
                     continue
                 listing = listed.get("data") or {}
-            for tool, args in plan_look(expanded, listing):
+            inner = folder_logs(expanded, readings) if listing is not None and not storage else []
+            for tool, args in plan_look(expanded, listing, inner):
                 if self.registry.get(tool) is None or len(looks) >= self.max_looks:
                     continue
                 looks.append(Look(path, tool, args, self.registry.call(tool, args)))

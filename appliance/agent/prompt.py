@@ -18,6 +18,7 @@ from appliance.agent.actions import ASK_USER, FINISH, RESULT_FIELDS
 from appliance.agent.observe import clean
 from appliance.agent.settings import EngineSettings
 from appliance.tools.base import PLACES, ToolSpec, reading
+from appliance.tools.logs import is_log_path
 from appliance.tools.procs import SELF_LABEL
 
 
@@ -197,7 +198,6 @@ def matching_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> li
 
 
 _PATH_RE = re.compile(r"(?<![\w.])(/[\w.@+\-]+(?:/[\w.@+\-]+)*)")
-_LOG_NAME = re.compile(r"\.log(\.\d+)?$|/logs?/|journal", re.I)
 
 
 def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
@@ -213,7 +213,7 @@ def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
     for raw in _PATH_RE.findall(question):
         path = raw.rstrip(".")
         leaf = path.rsplit("/", 1)[-1]
-        kind = "log" if _LOG_NAME.search(path) else "file" if "." in leaf.strip(".") else "folder"
+        kind = "log" if is_log_path(path) else "file" if "." in leaf.strip(".") else "folder"
         spec = reading(specs, kind)
         if spec is not None and spec.name not in tools:
             tools.append(spec.name)

@@ -54,8 +54,14 @@ def topic_problems(evidence: Evidence) -> list[Finding]:
 
 
 def headline(finding: Finding) -> str:
-    """The verdict's statement before its values: "no CPU hog" of "no CPU hog: the busiest …"."""
-    return finding.verdict.split(":", 1)[0].strip()
+    """The verdict's statement before its values: "no CPU hog" of "no CPU hog: the busiest …";
+    of a verdict on a place ("/srv/app.log: no error lines (398 lines scanned)") the place and its
+    statement, since the place alone states nothing."""
+    head, _, rest = finding.verdict.partition(":")
+    head = head.strip()
+    if head.startswith(("/", "~")) and rest.strip():
+        return f"{head}: {re.split(r'[(;:]', rest, maxsplit=1)[0].strip()}"
+    return head
 
 
 def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:

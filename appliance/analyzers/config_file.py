@@ -24,6 +24,7 @@ from appliance.analyzers.base import OK, UNKNOWN, WARNING, Finding
 from appliance.analyzers.common import plural, quote
 from appliance.analyzers.naming import shown_path
 from appliance.analyzers.readings import Readings
+from appliance.tools.logs import is_log_path
 from appliance.tools.paths import PathDenied, read_capped
 
 if sys.version_info >= (3, 11):
@@ -35,7 +36,6 @@ FAMILY = "config"
 MAX_BYTES = 256 * 1024
 # Names of configuration files: by suffix, or any file under an etc/ folder that is not a log.
 _CONFIG_NAME = re.compile(r"\.(?:conf|cfg|cnf|ini|toml|json|ya?ml|properties|env)$|(?:^|/)etc/[^/]+/[^/]+$", re.I)
-_LOG_NAME = re.compile(r"\.log(?:\.\d+)?$|/log/", re.I)
 # Programs, not settings: scripts and units under etc/ (init.d, cron.daily, systemd) are not judged.
 _NOT_CONFIG = re.compile(r"\.(?:sh|bash|py|pl|rb|service|socket|timer|target|mount|rules)$|/(?:init\.d|cron\.\w+|rc\d\.d)/", re.I)
 _SETTING = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(=|:)\s*(.*?)\s*$")
@@ -61,7 +61,7 @@ class Setting:
 
 def is_config_path(path: str) -> bool:
     """A path a person would call a configuration file (not a log, not a folder)."""
-    return bool(_CONFIG_NAME.search(path)) and not _LOG_NAME.search(path) and not _NOT_CONFIG.search(path)
+    return bool(_CONFIG_NAME.search(path)) and not is_log_path(path) and not _NOT_CONFIG.search(path)
 
 
 def _words(key: str) -> list[str]:

@@ -1,5 +1,6 @@
-"""Is the service a log says it cannot reach running? A refused local connection in a log the
-person names, checked against the machine's listening sockets.
+"""What a named log's errors point at, checked on the machine: is the service it cannot reach
+running (a refused local connection against the listening sockets), and may its writer write
+where it was denied (appliance.analyzers.access)?
 
 Why: "connect to 127.0.0.1:5432 … Connection refused" means nothing listens there; a person
 would look at the listeners next, and so does this: the verdict names the port and says that
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from appliance.analyzers.access import access_findings
 from appliance.analyzers.base import Finding
 from appliance.analyzers.log_errors import analyze_log_path
 from appliance.analyzers.network import port_finding
@@ -35,11 +37,25 @@ def refused_ports(texts: Iterable[str]) -> list[int]:
 
 
 def log_findings(path: str, readings: Readings) -> list[Finding]:
-    """The named log's (or log folder's) error summary, and for each local port its errors say a
-    connection was refused at, whether anything listens there."""
+    """The named log's (or log folder's) error summary; for each local port its errors say a
+    connection was refused at, whether anything listens there; for each path they say access was
+    denied to, where the write stops for the log's writer."""
     found = analyze_log_path(path, readings)
-    texts = [f.verdict for f in found] + [str(v) for f in found for v in f.values.values()]
-    return found + [port_finding(port, readings) for port in refused_ports(texts)]
+    out = found + [port_finding(port, readings) for port in refused_ports(_texts(found))]
+    for log in found:
+        out += [f for f in access_findings(log.path or path, error_lines(log), readings) if f not in out]
+    return out
+
+
+def error_lines(log: Finding) -> list[str]:
+    """The log lines a log finding quotes (its cause, its last error, its most repeated one)."""
+    values = log.values
+    repeated = values.get("most_repeated") or {}
+    return [str(v) for v in (values.get("cause"), values.get("last_error"), repeated.get("example")) if v]
+
+
+def _texts(found: list[Finding]) -> list[str]:
+    return [f.verdict for f in found] + [str(v) for f in found for v in f.values.values()]
 
 
 __all__ = ["log_findings", "refused_ports"]

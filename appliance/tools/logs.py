@@ -27,6 +27,9 @@ GZIP_LIMIT = 16 * 1024 * 1024
 LINE_LIMIT = 300
 TEXT_LIMIT = 5000  # characters of log lines in one result
 JOURNAL_LINES = 3000
+# A log by its name (app.log, app.log.1, app.err, syslog), or anything inside a log folder.
+LOG_NAME = re.compile(r"\.log(?:\.\d+)?$|\.err$|\.out$|(?:^|/)(?:syslog|messages|journal)$", re.I)
+LOG_FOLDER = re.compile(r"(?:^|/)logs?(?:/|$)", re.I)
 
 ERROR_RE = re.compile(
     r"(?i)(?<![\w\-])(?:error|errors|err|fail|failed|failure|fatal|critical|crit|panic|emerg|alert|segfault|"
@@ -54,6 +57,11 @@ _NONE_RE = re.compile(
     r"(?i)\b(?:0|no|zero|without)\s+(?:errors?|failures?|warnings?|faults?)\b"
     r"|\b(?:errors?|failures?|failed|warnings?)\s*[=:]\s*0\b"
 )
+
+
+def is_log_path(path: str) -> bool:
+    """A path a person would call a log: named like one, or inside a log folder."""
+    return bool(LOG_NAME.search(path) or LOG_FOLDER.search(path))
 
 
 def _stated_level(line: str) -> str | None:
