@@ -293,3 +293,41 @@ def test_a_claim_of_log_errors_against_a_clean_named_log_goes_back_steered_to_it
     # the retry begins with the opening but keeps the refused answer's fields: they claim what it denies
     retried = judge_answer(opening + ".", {"culprit": "backup job", "value": "logs contain errors"}, ctx)
     assert retried.problem is None and set(retried.dropped) >= {"culprit", "value"}
+
+
+def test_a_settled_culprit_longer_than_a_free_one_is_a_valid_finish_under_its_grammar():
+    """A verdict's culprit may be a path longer than the free culprit field allows; the retry the
+    grammar made name it is checked against that grammar's schema, not refused as too long."""
+    from appliance.agent import events as ev
+    from appliance.agent.actions import Step, check_reserved
+    from appliance.agent.engine import Engine
+    from appliance.llm.fake import ScriptedModel
+    from appliance.tools.base import Registry
+
+    settings = EngineSettings(reflection=False)
+    folder = "/srv/reports/" + "daily-exports-of-the-regional-billing-department" * 2
+    assert len(folder) > settings.result_max_chars
+    step = Step("t", "finish", {"answer": f"{folder} is not writable.", "result": {"culprit": folder}, "evidence": []})
+    assert "at most" in (check_reserved(step, settings) or "")
+    assert check_reserved(step, settings, culprits=(folder,)) is None
+
+    denied = Finding("permissions", WARNING, f"permission denied: reportgen may not create files in {folder}",
+                     culprit=folder, path=folder)
+    evidence = Evidence(findings=(denied,), topics=("log_errors",), places=(denied,))
+
+    class Fixed:
+        def gather(self, question, self_pids):
+            return evidence
+
+    missed = {"thought": "t", "action": "finish",
+              "action_input": {"answer": "The generator is broken.", "result": {}, "evidence": []}}
+    named = {"thought": "t", "action": "finish",
+             "action_input": {"result": {"culprit": folder}, "answer": f"{folder}: permission denied for reportgen.",
+                              "evidence": []}}
+    engine = Engine(ScriptedModel([missed, named]), Registry([]), settings,
+                    snapshot=lambda pids: {"load": "load=0.3 on 2 cores"}, evidence=Fixed())
+    events = list(engine.run("Why are no reports being written?"))
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)]
+    assert any(isinstance(e, ev.AnswerRejected) for e in events)
+    assert not any("invalid finish" in str(getattr(e, "evaluation", "")) for e in events)
+    assert final and not final[0].forced and folder in final[0].answer
