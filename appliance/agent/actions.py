@@ -278,13 +278,17 @@ def parse_step(text: str) -> Step:
     return Step(thought=str(thought), action=action, action_input=action_input)
 
 
-def check_reserved(step: Step, settings: EngineSettings, culprits: Iterable[str] = (),
-                   openings: Iterable[str] = ()) -> str | None:
-    """None when a finish/ask_user step's input fits its schema, else the problem. culprits and
-    openings: those the step's grammar was given (a settled culprit may be longer than a free one:
-    a path a verdict names), so the finish is checked against the schema it was written under."""
+def check_reserved(step: Step, settings: EngineSettings, culprits: Iterable[str] = ()) -> str | None:
+    """None when a finish/ask_user step's input fits its schema, else the problem. culprits: those
+    the checks settled for this step's grammar; one may be longer than a free culprit field (a path
+    a verdict names), and naming it is no overflow."""
     if step.action == FINISH:
-        return validate(dict(step.action_input), finish_input_schema(settings, culprits, openings))
+        schema = finish_input_schema(settings)
+        longest = max((len(c) for c in culprits), default=0)
+        if longest > settings.result_max_chars:
+            culprit = schema["properties"]["result"]["properties"]["culprit"]
+            culprit["maxLength"] = longest
+        return validate(dict(step.action_input), schema)
     if step.action == ASK_USER:
         return validate(dict(step.action_input), ask_input_schema(settings))
     return None

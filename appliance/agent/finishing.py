@@ -48,8 +48,7 @@ class Finisher:
     def finish(self, step: int, parsed: Step, stats: GenerationStats) -> Generator[ev.Event, None, Outcome | None]:
         """Judge a finish: None when the run ended (accepted, or replaced by the engine's own
         answer), else the outcome that sends it back to the model."""
-        grammar = self.ctl.grammar(step)
-        problem = check_reserved(parsed, self.settings, grammar.culprits, grammar.openings)
+        problem = check_reserved(parsed, self.settings, self.ctl.grammar(step).culprits)
         if problem is not None:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
         action_input = parsed.action_input
