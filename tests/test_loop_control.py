@@ -79,3 +79,12 @@ def test_the_model_may_stop_itself_only_after_a_tool_worked():
     ctl.tools_worked = True
     ctl.reflected(False)
     assert ctl.finish_only and not ctl.forced and ctl.may_retry(4)
+
+
+def test_the_step_after_an_invalid_output_is_sampled_and_the_next_valid_one_is_greedy_again():
+    ctl = control(max_steps=8)
+    assert not ctl.samples(2)
+    ctl.observed(1, action="finish", status="invalid", new_info=False, repeats=0, is_tool=False)
+    assert ctl.samples(2) and not ctl.samples(3)
+    ctl.observed(2, action="top_processes", status="ok", new_info=True, repeats=0, is_tool=True)
+    assert not ctl.samples(3)

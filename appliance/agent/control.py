@@ -70,6 +70,7 @@ class LoopControl:
     settled: tuple[str, ...] = ()
     openings: tuple[str, ...] = ()
     rejected_at: int | None = None
+    invalid_at: int | None = None  # the last step whose output was refused as invalid
 
     # -- before a step ----------------------------------------------------------------------------
 
@@ -93,9 +94,11 @@ class LoopControl:
         return {name for name, at in self.repeated_at.items() if step - at <= EXCLUDE_STEPS}
 
     def samples(self, step: int) -> bool:
-        """The step right after a rejection that settled no opening is sampled, not greedy: from
-        nearly the same context, greedy decoding writes the refused answer again word for word."""
-        return self.rejected_at is not None and step == self.rejected_at + 1 and not self.openings
+        """The step right after a rejection that settled no opening, and the one right after an
+        invalid output, are sampled, not greedy: from nearly the same context, greedy decoding
+        writes the refused output again word for word."""
+        after_rejection = self.rejected_at is not None and step == self.rejected_at + 1 and not self.openings
+        return after_rejection or (self.invalid_at is not None and step == self.invalid_at + 1)
 
     def steps_left(self, step: int) -> int:
         return self.settings.max_steps - step
@@ -127,6 +130,8 @@ class LoopControl:
         Order matters: no progress (a forced finish) wins over every reflection, then persistent
         repeats, then a failed or empty result, then the one reflection when two steps are left."""
         self.no_new = 0 if new_info else self.no_new + 1
+        if status == INVALID:
+            self.invalid_at = step
         if repeats and is_tool:
             self.repeated_at[action] = step  # it has this result: the next steps pick something else
         steps_left = self.steps_left(step)
