@@ -331,3 +331,22 @@ def test_a_settled_culprit_longer_than_a_free_one_is_a_valid_finish_under_its_gr
     assert any(isinstance(e, ev.AnswerRejected) for e in events)
     assert not any("invalid finish" in str(getattr(e, "evaluation", "")) for e in events)
     assert final and not final[0].forced and folder in final[0].answer
+
+
+def test_a_word_cut_at_the_answers_length_bound_is_no_claim_and_is_not_shown():
+    from appliance.agent import events as ev
+    from appliance.agent.engine import Engine
+    from appliance.llm.fake import ScriptedModel
+    from appliance.tools.base import Registry
+
+    settings = EngineSettings(reflection=False, answer_max_chars=90)
+    shown = "load=0.3 on 2 cores; disk /srv/reports/daily-exports is fine"
+    # the grammar stopped the answer at 90 characters, in the middle of a path
+    answer = ("The load is 0.3 on 2 cores, so nothing is slow; the reports go to /srv/reports/di" + "x" * 90)[:90]
+    cut = {"thought": "t", "action": "finish", "action_input": {"answer": answer, "result": {}, "evidence": []}}
+    engine = Engine(ScriptedModel([cut]), Registry([]), settings, snapshot=lambda pids: {"load": shown})
+    events = list(engine.run("is the machine slow?"))
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)]
+    assert not any(isinstance(e, ev.AnswerRejected) for e in events)
+    assert final and final[0].answer.endswith("…") and "/srv/reports/di" not in final[0].answer
+    assert final[0].answer.startswith("The load is 0.3 on 2 cores")

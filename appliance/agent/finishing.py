@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generator, Iterator, Mapping
 
 from appliance.agent import events as ev
@@ -32,6 +32,20 @@ from appliance.tools.base import INVALID, OK
 _ABOUT_LOGS = re.compile(r"\blogs?\b|\.log\b|/|\berror|\bfail|\bcrash|\bwrong|\bbroken|can'?t|cannot|won'?t|doesn'?t", re.I)
 
 
+CUT = "…"
+
+
+def without_cut_word(parsed: Step, max_chars: int) -> Step:
+    """An answer the grammar cut at its length bound ends in a word the model did not finish (a
+    path cut to "/srv/reports/di"): that word is not a claim, so it goes before the answer is
+    judged or shown, and the answer ends with "…"."""
+    answer = str(parsed.action_input.get("answer", ""))
+    if len(answer) < max_chars or " " not in answer.strip():
+        return parsed
+    kept = answer[:answer.rstrip().rfind(" ")].rstrip(" ,;:'\"(") + CUT
+    return replace(parsed, action_input={**parsed.action_input, "answer": kept})
+
+
 @dataclass
 class Finisher:
     """Judges one run's finishes against what the run has seen; `answer` is the final answer once
@@ -51,6 +65,7 @@ class Finisher:
         problem = check_reserved(parsed, self.settings, self.ctl.grammar(step).culprits)
         if problem is not None:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
+        parsed = without_cut_word(parsed, self.settings.answer_max_chars)
         action_input = parsed.action_input
         verdict = self._judge(str(action_input.get("answer", "")), action_input.get("result") or {})
         problem = verdict.problem
