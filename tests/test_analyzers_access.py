@@ -161,3 +161,18 @@ def test_the_appliances_own_processes_are_never_the_writer_judged(place, writer)
     own = Readings(self_pids=frozenset({os.getpid()}), policy=PathPolicy.default([place]))
     verdict = next(f for f in log_findings(str(log), own) if f.family == "permissions")
     assert verdict.pid is None and "none has the log open now" in verdict.verdict
+
+
+def test_a_refused_answer_about_the_log_is_steered_to_the_place_that_denied_it_first(place, writer):
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.steering import steer
+
+    out = place / "srv" / "reports"
+    out.mkdir(parents=True)
+    log = place / "gen.log"
+    writer(log, out / "daily-000.csv")
+    found = tuple(log_findings(str(log), readings(place)))
+    assert [f.family for f in found if f.is_problem] == ["log_errors", "permissions"]
+    evidence = Evidence(findings=found, topics=("log_errors",), places=found)
+    steered = steer("[misses-the-check: …]", "Why are no reports being written?", evidence, [])
+    assert steered.openings[:2] == (str(out), str(log))  # the cause, then the symptom

@@ -261,3 +261,23 @@ def test_every_reply_fits_its_token_budget_so_no_reply_is_cut_inside_a_string():
         assert exact <= longest_output(schema) <= exact + 2 * 40, (name, exact, longest_output(schema))
         assert reply_budget(schema, 320) == longest_output(schema)
     assert reply_budget({"type": "string"}, 320) == 320  # unbounded: the setting
+
+
+def test_an_opening_must_be_followed_by_the_models_own_words(checker):
+    """The steered answer begins with the opening and goes on: a string closed right after the
+    opening (the culprit's path and nothing else) cannot be generated."""
+    from appliance.agent.actions import step_schema as steered_schema
+    from appliance.llm.grammar import MIN_AFTER_OPENING, compile_schema
+
+    opening = "/srv/reports/daily-exports"
+    schema = steered_schema([], SETTINGS, tools=False, ask=False, openings=(opening,))
+    checker._gbnf[json.dumps(schema, sort_keys=True)] = compile_schema(schema).gbnf
+
+    def finish(answer: str) -> str:
+        return _step("finish", {"answer": answer, "result": {}, "evidence": []})
+
+    assert not checker.generable(schema, finish(opening))
+    assert not checker.generable(schema, finish(opening + " is root's"))  # fewer than MIN_AFTER_OPENING
+    assert checker.generable(schema, finish(opening + " belongs to root: reportgen cannot write there."))
+    assert checker.generable(schema, finish(opening + "x" * MIN_AFTER_OPENING))
+    assert not checker.generable(schema, finish("The folder " + opening + " belongs to root."))

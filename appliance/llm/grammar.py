@@ -133,6 +133,9 @@ def _without_trailing_space(gbnf: str) -> str:
 # --- strings with a fixed start ------------------------------------------------------------------
 
 _START_PLACEHOLDER = "__starts_with_{}__"
+# Characters the model must write after a fixed opening: the opening is where the answer starts,
+# not the whole answer (a string closed right after it says nothing of the model's own).
+MIN_AFTER_OPENING = 12
 _CHAR_RULE = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
 
 
@@ -173,7 +176,10 @@ def _with_start_rules(gbnf: str, starts: list[tuple[tuple[str, ...], int]]) -> s
         if literal not in gbnf:
             raise ModelError("cannot express a string's fixed start in the grammar")
         longest = max(len(o) for o in openings)
-        tail = _optional_chars(max_length - longest) if max_length else "char*"
+        room = max_length - longest if max_length else MIN_AFTER_OPENING
+        need = min(MIN_AFTER_OPENING, max(room, 0))
+        required = " ".join(["char"] * need)
+        tail = required + " " + (_optional_chars(room - need) if max_length else "char*")
         body = '"\\"" (' + " | ".join(_json_literal(o) for o in openings) + ") " + tail + ' "\\"" space'
         gbnf = gbnf.replace(literal, f"starts-with-{index}")
         gbnf += f"\nstarts-with-{index} ::= {body}"
