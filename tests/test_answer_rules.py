@@ -259,3 +259,15 @@ def test_a_question_of_fact_keeps_no_culprit_and_a_placeholder_value_states_noth
     fault_ctx = AnswerContext(question="Which process is hogging the CPU?", bodies=[up.line()],
                               evidence=Evidence(findings=(up,), topics=("cpu",)), tools_worked=True)
     assert judge_answer("cpuburner is hogging the CPU.", {"culprit": "cpuburner"}, fault_ctx).problem is not None
+
+
+def test_a_clause_ends_at_a_sentence_stop_not_at_the_dot_of_a_file_name_or_number():
+    from appliance.agent.agreement import check_agreement, clauses
+
+    assert clauses("The setting in relay.conf is invalid. Load is 0.3; fine!") == [
+        "The setting in relay.conf is invalid", "Load is 0.3", "fine"]
+    settings_fine = Finding("config", OK, "settings fine: /etc/relay.conf: 9 settings read, none malformed",
+                            path="/etc/relay.conf")
+    claim = "The `max_connections` setting in `/etc/relay.conf` is invalid."
+    assert check_agreement(claim, {}, [settings_fine], ("config",)) == f"[contradicts-check: {settings_fine.line()}]"
+    assert check_agreement("No setting in /etc/relay.conf is invalid.", {}, [settings_fine], ("config",)) is None

@@ -45,6 +45,8 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "disk_usage": r"\b(?:takes?|taking|uses?|using|eats?|eating|fills?|filling|holds?|holding)\b[^.;]{0,30}"
                       r"\b(?:much more|far more|most of|the bulk|more than (?:the |all )?others)\b",
         "config": r"\b(?:invalid|wrong|bad|malformed|incorrect) (?:\w+ ){0,2}(?:settings?|values?|options?|ports?|config\w*)\b"
+                  r"|\b(?:settings?|values?|options?|parameters?|port)\b[^;]{0,120}?\b(?:is|are) "
+                  r"(?:invalid|wrong|malformed|incorrect|out of range)\b"
                   r"|\b(?:settings?|values?|options?|port) (?:is |are )?(?:invalid|wrong|out of range|not valid)\b"
                   r"|\bmisconfigur\w*|\bout of range\b",
     }.items()
@@ -59,7 +61,9 @@ _SELF_WORDS = re.compile(r"\bappliance itself\b|\bthis appliance\b", re.I)
 
 
 _NEGATION = re.compile(r"\b(?:no|not|none|nothing|never|without|neither|nor)\b|n't\b", re.I)
-_CLAUSES = re.compile(r"[^.;!?]+")
+# A clause ends at ; or at . ! ? before a space or the end: the dot of relay.conf, 0.5 or 1.5 GiB
+# is inside a clause, not its end.
+_CLAUSES = re.compile(r"(?:[^.;!?]|[.!?](?=\S))+")
 
 
 def clauses(text: str) -> list[str]:
