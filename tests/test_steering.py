@@ -350,3 +350,14 @@ def test_a_word_cut_at_the_answers_length_bound_is_no_claim_and_is_not_shown():
     assert not any(isinstance(e, ev.AnswerRejected) for e in events)
     assert final and final[0].answer.endswith("…") and "/srv/reports/di" not in final[0].answer
     assert final[0].answer.startswith("The load is 0.3 on 2 cores")
+
+
+def test_with_nothing_settled_a_yes_no_questions_retry_begins_yes_or_no_unless_the_refused_answer_did():
+    question = "Is anything listening on port 37359?"
+    copied = "The battery is at 12% and not plugged in, with about 25 minutes left."
+    assert steer("[copied-text: not from this machine]", question, Evidence(), [], answer=copied).openings \
+        == ("Yes", "No")
+    assert steer("[copied-text: not from this machine]", question, Evidence(), [],
+                 answer="No, the battery is at 12%.").openings == ()
+    assert steer("[copied-text: not from this machine]", "what is using port 37359?", Evidence(), [],
+                 answer=copied).openings == ()

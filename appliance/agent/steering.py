@@ -142,6 +142,18 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
         fine = fine_place(question, evidence)
     if fine is not None and not problems:
         return Steer(openings=(NO_PROBLEM + headline(fine),))
+    return _by_form(question, answer)
+
+
+_YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
+
+
+def _by_form(question: str, answer: str) -> Steer:
+    """Nothing the checks settled says what the retry should name, but the question's form says
+    how it begins: a yes/no question's answer begins "Yes" or "No" (the form settled, not the
+    answer). A refused answer that began so gets no opening: it would be the same again."""
+    if question_form(question) == YES_NO and answer and not _YES_OR_NO.search(answer):
+        return Steer(openings=("Yes", "No"))
     return Steer()
 
 
