@@ -361,3 +361,36 @@ def test_with_nothing_settled_a_yes_no_questions_retry_begins_yes_or_no_unless_t
                  answer="No, the battery is at 12%.").openings == ()
     assert steer("[copied-text: not from this machine]", "what is using port 37359?", Evidence(), [],
                  answer=copied).openings == ()
+
+
+def test_a_retry_steered_to_no_problem_keeps_none_of_the_refused_answers_fields():
+    """Its result was written before the refusal (a culprit, the share of another place): the
+    steered all-clear rests on the verdict it begins with, and those fields go."""
+    from appliance.agent import events as ev
+    from appliance.agent.engine import Engine
+    from appliance.llm.fake import ScriptedModel
+    from appliance.tools.base import Registry
+
+    place = Finding("filesystem_full", OK, "not full: /srv/projects is on / (ext4): 26 % used, 75.6 GiB free",
+                    {"used_percent": 26.0, "mount": "/"}, path="/srv/projects")
+    ranking = Finding("disk_usage", OK, "no entry dominates: the largest under /srv/projects, docs, holds 25.6 %",
+                      path="/srv/projects")
+    evidence = Evidence(findings=(place, ranking), topics=("disk_usage", "filesystem_full"), places=(place, ranking))
+
+    class Fixed:
+        def gather(self, question, self_pids):
+            return evidence
+
+    stale = {"culprit": "filesystem", "value": "100.0% used"}
+    other = {"thought": "t", "action": "finish",
+             "action_input": {"answer": "Yes: /mnt/other is 100.0% used.", "result": stale, "evidence": []}}
+    opening = NO_PROBLEM + "no entry dominates"
+    steered = {"thought": "t", "action": "finish",
+               "action_input": {"answer": opening + " under /srv/projects.", "result": stale, "evidence": []}}
+    engine = Engine(ScriptedModel([other, steered]), Registry([]), EngineSettings(reflection=False),
+                    snapshot=lambda pids: {"load": "load=0.3 on 2 cores"}, evidence=Fixed())
+    events = list(engine.run("Does any one folder under /srv/projects take much more space than the others?"))
+    rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)]
+    assert rejected and final and not final[0].forced, [getattr(e, "reason", "") for e in rejected]
+    assert final[0].answer.startswith(opening) and final[0].result == {}

@@ -25,7 +25,7 @@ from appliance.agent.outcome import Outcome
 from appliance.agent.rejection import own_words, rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
-from appliance.agent.steering import Steer, steer
+from appliance.agent.steering import NO_PROBLEM, Steer, steer
 from appliance.llm.base import GenerationStats
 from appliance.tools.base import INVALID, OK
 
@@ -67,7 +67,10 @@ class Finisher:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
         parsed = without_cut_word(parsed, self.settings.answer_max_chars)
         action_input = parsed.action_input
-        verdict = self._judge(str(action_input.get("answer", "")), action_input.get("result") or {})
+        answer, result = str(action_input.get("answer", "")), dict(action_input.get("result") or {})
+        stale = self._stale_fields(answer, result)
+        verdict = self._judge(answer, {k: v for k, v in result.items() if k not in stale})
+        verdict = replace(verdict, dropped=stale + verdict.dropped)
         problem = verdict.problem
         may_retry = self.ctl.may_retry(step)
         if problem is not None and not may_retry and (verdict.invented or verdict.copied):
@@ -101,6 +104,13 @@ class Finisher:
         self.memory.rejected_answers.append(normalized(answer))
         self.memory.copy_guard.append(rejection_message(own_words(problem)))  # its words, not the evidence it quotes
         return Outcome("rejected", message, "answer_check", evaluation=f"answer rejected: {problem}")
+
+    def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:
+        """A retry steered to "No problem found: <verdict>" rests on that verdict; the result
+        fields it carries are the refused answer's, written before the refusal (its culprit, the
+        share of another place), and go."""
+        steered_clear = bool(self.ctl.openings) and all(o.startswith(NO_PROBLEM) for o in self.ctl.openings)
+        return tuple(result) if steered_clear and answer.startswith(NO_PROBLEM) else ()
 
     def _judge(self, answer: str, result: Mapping[str, Any]) -> Verdict:
         """The answer judged against the run so far."""
