@@ -394,3 +394,35 @@ def test_a_retry_steered_to_no_problem_keeps_none_of_the_refused_answers_fields(
     final = [e for e in events if isinstance(e, ev.FinalAnswer)]
     assert rejected and final and not final[0].forced, [getattr(e, "reason", "") for e in rejected]
     assert final[0].answer.startswith(opening) and final[0].result == {}
+
+
+def test_a_retry_naming_a_real_path_is_no_copy_of_the_label_that_quoted_a_wrong_one():
+    """The label "[answer-path '/srv/reports/di' …]" quotes the refused answer; its words are not
+    the engine's, so a retry that names /srv/reports/daily-exports (which the run saw) stands."""
+    from appliance.agent import events as ev
+    from appliance.agent.engine import Engine
+    from appliance.agent.rejection import own_words
+    from appliance.llm.fake import ScriptedModel
+    from appliance.tools.base import Registry
+
+    assert own_words("[answer-path '/srv/reports/di' not-in-any-observation]") == "[answer-path   not-in-any-observation]"
+    seen = "ERROR reportgen: [Errno 13] Permission denied: '/srv/reports/daily-exports/daily-000.csv'"
+    wrong = {"thought": "t", "action": "finish", "action_input": {
+        "answer": "Writes to /srv/reports/dinner fail: permission denied.", "result": {}, "evidence": []}}
+    right = {"thought": "t", "action": "finish", "action_input": {
+        "answer": "Writes to /srv/reports/daily-exports fail: permission denied (Errno 13).", "result": {},
+        "evidence": []}}
+    log = Finding("log_errors", WARNING, f"/var/log/reportgen.log: 1 error line; it starts with: «{seen}»",
+                  culprit="/var/log/reportgen.log", path="/var/log/reportgen.log")
+
+    class Fixed:
+        def gather(self, question, self_pids):
+            return Evidence(findings=(log,), topics=("log_errors",), places=(log,))
+
+    engine = Engine(ScriptedModel([wrong, right]), Registry([]), EngineSettings(reflection=False),
+                    snapshot=lambda pids: {"load": "load=0.3 on 2 cores"}, evidence=Fixed())
+    events = list(engine.run("The report generator logs to /var/log/reportgen.log. Why are no reports written?"))
+    rejected = [e.reason for e in events if isinstance(e, ev.AnswerRejected)]
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)]
+    assert rejected and rejected[0].startswith("[answer-path")
+    assert final and not final[0].forced and "daily-exports" in final[0].answer

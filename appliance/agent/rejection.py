@@ -26,6 +26,12 @@ _QUOTED = re.compile(r"(?:\[(?:ok|warning|critical|unknown)\] \w+:|the log shows
                      r".*$")
 
 
+# What a label quotes of the answer or the machine inside it: a quoted value ('…'), a path.
+_QUOTED_VALUE = re.compile(r"'[^']*'|\"[^\"]*\"|(?<![\w.])/[^\s\]]+")
+
+
 def own_words(problem: str) -> str:
-    """A rejection label without what it quotes from the machine."""
-    return _QUOTED.sub("", problem)
+    """A rejection label without what it quotes from the machine (a verdict, a log line) or from
+    the refused answer (a value, a path): "[answer-path '/srv/x' not-in-any-observation]" leaves
+    the engine's words only, so a retry that names a real path under /srv is no copy of it."""
+    return _QUOTED_VALUE.sub(" ", _QUOTED.sub("", problem))
