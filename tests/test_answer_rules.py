@@ -271,3 +271,20 @@ def test_a_clause_ends_at_a_sentence_stop_not_at_the_dot_of_a_file_name_or_numbe
     claim = "The `max_connections` setting in `/etc/relay.conf` is invalid."
     assert check_agreement(claim, {}, [settings_fine], ("config",)) == f"[contradicts-check: {settings_fine.line()}]"
     assert check_agreement("No setting in /etc/relay.conf is invalid.", {}, [settings_fine], ("config",)) is None
+
+
+def test_an_answer_that_reports_an_error_line_is_no_denial_though_it_says_not():
+    from appliance.agent.agreement import denies_all
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.judge import AnswerContext, judge_answer
+
+    line = "2026-12-01 19:54:55 ERROR reportgen: cannot write report: [Errno 13] Permission denied: '/srv/r/d.csv'"
+    answer = f"The report generator may not write to that folder: the user does not have permission. The log: '{line}'"
+    assert not denies_all(answer)
+    assert denies_all("The log does not show any errors.")
+    log = Finding("log_errors", WARNING, f"/var/log/gen.log: 1 error line; it starts with: «{line}»",
+                  culprit="/var/log/gen.log", path="/var/log/gen.log")
+    ctx = AnswerContext(question="The report generator logs to /var/log/gen.log. Why are no reports written?",
+                        evidence=Evidence(findings=(log,), topics=("log_errors",), places=(log,)),
+                        bodies=[log.line(), line], tools_worked=True)
+    assert judge_answer(answer, {"culprit": "reportgen"}, ctx).problem is None

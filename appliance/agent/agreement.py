@@ -77,18 +77,21 @@ def claims(text: str, pattern: re.Pattern) -> bool:
 
 # Words of a reported error: a clause with one is not a denial even when it says "not" ("could not
 # open stock.db: database disk image is malformed").
-_ERROR_WORDS = re.compile(r"(?i:\b(?:could not|couldn't|cannot|refused|denied|malformed|corrupt\w*|failed|"
-                          r"unreachable|timed out)\b)|\bERROR\b|\bFATAL\b|\[Errno")
+_ERROR_WORDS = re.compile(r"(?i:\b(?:could not|couldn't|cannot|can't|refused|denied|malformed|corrupt\w*|failed|"
+                          r"unreachable|timed out|permissions?|not (?:allowed|permitted|running|listening|"
+                          r"responding|reachable|writable))\b)|\bERROR\b|\bFATAL\b|\[Errno")
 
 
 def denies_all(answer: str) -> bool:
-    """The answer says nothing is wrong: an all-clear phrase, or only negated fault claims (none
-    of them quoting an error)."""
+    """The answer says nothing is wrong: an all-clear phrase, or only negated fault claims, and
+    no clause that reports an error (an error line, "cannot", "permission", "not running")."""
     if says_all_clear(answer):
         return True
     negated = [c for c in clauses(answer) if _NEGATION.search(c) and not _ERROR_WORDS.search(c)]
-    return bool(negated) and not any(p.search(c) for c in clauses(answer) if c not in negated
-                                     for p in FAULT_CLAIMS.values())
+    asserted = [c for c in clauses(answer) if c not in negated]
+    if any(_ERROR_WORDS.search(c) for c in asserted):
+        return False  # it reports an error ("… [Errno 13] Permission denied: '/srv/x'")
+    return bool(negated) and not any(p.search(c) for c in asserted for p in FAULT_CLAIMS.values())
 
 
 def claims_fault(text: str, family: str) -> bool:
