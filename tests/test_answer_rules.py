@@ -288,3 +288,29 @@ def test_an_answer_that_reports_an_error_line_is_no_denial_though_it_says_not():
                         evidence=Evidence(findings=(log,), topics=("log_errors",), places=(log,)),
                         bodies=[log.line(), line], tools_worked=True)
     assert judge_answer(answer, {"culprit": "reportgen"}, ctx).problem is None
+
+
+def test_a_ranking_question_is_answered_with_the_process_its_own_familys_verdict_ranks_first():
+    from appliance.agent.answer_fit import asks_ranking
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.steering import steer
+
+    threads = Finding("threads", OK, "thread counts are normal: the most, 302, in threadfarm-2376 (pid 29368); "
+                                     "435 threads on the machine of a limit of 32768")
+    top_cpu = "headline: top cpu: pid=26061 name=python 19.9% cpu"
+    question = "Which process has the most threads? Give its name and PID."
+    ctx = AnswerContext(question=question, evidence=Evidence(findings=(threads,), topics=("threads",)),
+                        bodies=[threads.line(), top_cpu], tools_worked=True)
+    problem = judge_answer("The process with the most threads is python.", {"process": "python"}, ctx).problem
+    assert problem is not None and problem.startswith("[not-the-first: the check ranks first: [ok] threads:")
+    assert steer(problem, question, ctx.evidence, ctx.bodies).openings == ("threadfarm-2376",)
+    assert judge_answer("threadfarm-2376 (pid 29368) has the most threads, 302.", {}, ctx).problem is None
+    # a conditional which-question is no ranking: "none" answers it
+    assert asks_ranking(question) and not asks_ranking("Is any process hogging the CPU right now? If so, which one?")
+    cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest process, kworker (pid 12), uses 2 % of one core")
+    conditional = AnswerContext(question="Is any process hogging the CPU right now? If so, which one?",
+                                evidence=Evidence(findings=(cpu_ok,), topics=("cpu",)), bodies=[cpu_ok.line()],
+                                tools_worked=True)
+    assert judge_answer("No process is hogging the CPU; the busiest uses 2 % of one core.", {},
+                        conditional).problem is None

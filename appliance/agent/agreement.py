@@ -238,6 +238,33 @@ def misses_culprit(answer: str, result: Mapping[str, Any], problems: Sequence[Fi
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
 
 
+# A process a verdict names in prose: "the top consumer is cachehoard (pid 4242)".
+NAMED_PROCESS = re.compile(r"([\w.\-:]{2,}) \(pid (\d+)\)")
+
+
+def named_processes(findings: Iterable[Finding]) -> list[str]:
+    """The processes the verdicts name in prose, in order, each once."""
+    return list(dict.fromkeys(m.group(1) for f in findings for m in NAMED_PROCESS.finditer(f.verdict)))
+
+
+def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                       topic: str | None) -> str | None:
+    """For "which process has the most …?": the verdict of the question's own family names the
+    process first in its ranking ("thread counts are normal: the most, 302, in threadfarm (pid
+    29368)"); an answer that names neither it nor its pid answers from another ranking (the top
+    CPU user for a question about threads)."""
+    for finding in (f for f in findings if f.family == topic):
+        match = NAMED_PROCESS.search(finding.verdict)
+        if match is None:
+            continue
+        stated = " ".join([answer, *(str(v) for v in result.values())]).lower()
+        name, pid = match.group(1).lower(), match.group(2)
+        if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", stated) or re.search(rf"\b{pid}\b", stated):
+            return None
+        return f"[not-the-first: the check ranks first: {finding.line()[:160]}]"
+    return None
+
+
 def wrong_place(answer: str, result: Mapping[str, Any], places: Sequence[Finding]) -> str | None:
     """A reason when the question names a place and the answer gives a share of space that is not
     the share of the filesystem holding that place, without naming that filesystem ("/ is 23 %

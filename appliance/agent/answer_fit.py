@@ -47,7 +47,15 @@ _WHICH_Q = re.compile(
 _WHY_Q = re.compile(r"\bwhy\b|\bwhat\s+(?:caused|causes|went\s+wrong|is\s+wrong|'s\s+wrong|happened)\b", re.I)
 _YES_NO_Q = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|am|will|should)\b"
                        r"|\b(?:is|are)\s+(?:there|anything|something|any)\b", re.I)
-_SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main)\b", re.I)
+_SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main|closest)\b", re.I)
+_CONDITIONAL = re.compile(r"\bif so\b|^\s*(?:is|are|does|do)\s+(?:any|anything|something|there)\b", re.I)
+
+
+def asks_ranking(question: str) -> bool:
+    """"Which process has the most threads?": a which-question for the top of a ranking, not a
+    conditional one ("Is any process hogging the CPU? If so, which?", where none is an answer)."""
+    return question_form(question) == WHICH and bool(_SUPERLATIVE.search(question)) \
+        and not _CONDITIONAL.search(question)
 
 
 _TROUBLE = re.compile(

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agreement, unasked_culprit, claims_any_fault, denies_all, misses_culprit,
-                                       names_a_problem, names_self, place_fit, problems_for, wrong_place, yes_no_fit)
-from appliance.agent.answer_fit import WHICH, YES_NO, check_fit, outside_place, question_form, seeks_fault, yes_or_no
+                                       names_a_problem, names_self, not_verdicts_first, place_fit, problems_for, wrong_place,
+                                       yes_no_fit)
+from appliance.agent.answer_fit import WHICH, YES_NO, asks_ranking, check_fit, outside_place, question_form, seeks_fault, yes_or_no
 from appliance.agent.checks import Verdict, check_answer, claims_problem
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 
@@ -54,8 +55,10 @@ def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None
     """A reason when the person asks what is wrong, the checks found nothing wrong in the
     question's fault families, and the answer neither says so nor claims any fault ("the network
     interfaces are up and running" for "is something slowing my computer down?"): it answers
-    another question. A named place is left to the place rules."""
-    if not seeks_fault(question) or evidence.looks or evidence.places or not verdicts_clear(evidence):
+    another question. A named place is left to the place rules; a ranking question ("which
+    process has the most threads?") is answered by the top of the ranking, fault or not."""
+    if not seeks_fault(question) or asks_ranking(question) or evidence.looks or evidence.places \
+            or not verdicts_clear(evidence):
         return None
     if denies_all(answer) or claims_problem(answer) or claims_any_fault(answer):
         return None
@@ -102,6 +105,8 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               or outside_place(ctx.question, answer, kept, [look.path for look in evidence.looks], ctx.bodies)
               or (None if evidence.looks or not seeks_fault(ctx.question)
                   else misses_culprit(answer, kept, evidence.main_problems()))
+              or (not_verdicts_first(answer, kept, evidence.findings, evidence.topics[0])
+                  if asks_ranking(ctx.question) and evidence.topics else None)
               or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies,
                            culprits=[str(f.culprit) for f in evidence.findings if f.is_problem and f.culprit])
               or yes_or_no(ctx.question, answer, evidence.findings, ctx.bodies))

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import check_agreement
+from appliance.agent.agreement import check_agreement, named_processes
 from appliance.agent.answer_fit import SAY_YES_OR_NO, WHICH, YES_NO, question_form, ranked_firsts, seeks_fault
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.agent.judge import verdicts_clear
@@ -27,8 +27,6 @@ from appliance.analyzers.base import OK, Finding
 NO_PROBLEM = "No problem found: "
 LOG_CAUSE = "The log shows: "
 MAX_OPENINGS = 4
-# A process a verdict names in prose: "the top consumer is cachehoard (pid 4242)".
-_NAMED_PROCESS = re.compile(r"([\w.\-:]{2,}) \(pid \d+\)")
 # The family of the verdict a "[contradicts-check: [ok] cpu: …]" label quotes.
 _CONTRADICTED = re.compile(r"^\[(?:contradicts-check|say-yes-or-no): \[(\w+)\] (\w+):")
 
@@ -109,9 +107,9 @@ def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[st
     if question_form(question) != WHICH and not problem.startswith(("[not-the-first", "[names-no-thing")):
         return []
     topical = [f for family in evidence.topics for f in evidence.findings if f.family == family]
-    named = [m.group(1) for f in topical for m in _NAMED_PROCESS.finditer(f.verdict)]
+    named = named_processes(topical)
     if named:
-        return list(dict.fromkeys(named))
+        return named
     return list(dict.fromkeys(r.subject for r in ranked_firsts(bodies)))
 
 
