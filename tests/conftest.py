@@ -16,8 +16,18 @@ The `machine` marker: a test that plants machine-wide state (processes, zombies,
 ports, mounts) or asserts a verdict about the whole machine (a quiet machine, idle cores, the live
 process table) gets it here, by file (MACHINE_FILES, each with its reason). Such tests cannot run
 beside each other: one's planted zombie is another's "noisy machine". Everything else is safe to
-run in parallel, so the fast tier (scripts/test_fast.sh) runs `not model and not machine` under
-pytest-xdist and then `not model and machine` serially.
+run in parallel.
+
+The `beside` marker (BESIDE, each with its reason): a machine test that may run beside the parallel
+tests, though never beside another machine test. The parallel tests read no machine-wide state, so
+its plants cannot change their outcome; and it asserts only about what it planted itself (its pids,
+ports, files, mounts) or about text, never a rank among all processes, a machine-wide quiet verdict,
+a time bound or idle cores, which the parallel tests' busy workers and short-lived processes would
+falsify. A machine test not listed there runs alone.
+
+So the fast tier (scripts/test_fast.sh) runs `not model and not machine` under pytest-xdist and, at
+the same time, `not model and machine and beside` serially; then `not model and machine and not
+beside` serially, with nothing beside it.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ import pytest
 
 from appliance.config import resolve_paths
 from appliance.errors import ApplianceError
+from appliance.eval.families import FAMILIES
 from appliance.llm.catalog import load_catalog
 from appliance.llm.pull import pull
 from support.gguf_guard import sitecustomize as gguf_guard
@@ -64,6 +75,27 @@ MACHINE_TESTS = {
     "test_remote_failures.py::test_what_the_server_is_sent":
         "its stub server's first reply was lost in 2 of 2 parallel runs (cause not found; passes serially)",
 }
+# Machine tests that may run beside the parallel tests (the `beside` marker), by file or by test
+# ("file::name" or "file::name[parameters]"), and why; every other machine test runs alone.
+BESIDE = {
+    "test_analyzers_processes.py": "asserts on its own zombie parent, fd and thread hogs, supervisor and spawner "
+                                   "(by pid); its only machine-wide verdict, 'thread counts are normal', no "
+                                   "parallel test can change: none starts a process of 1,000 threads",
+    "test_analyzers_network.py": "asserts on its own listener, server and clients (by pid and port)",
+    "test_analyzers_dependencies.py": "asserts on the log lines and the ports it chose (one it listens on, one it "
+                                      "does not)",
+    "test_tools_safety.py": "asserts that its own canaries' secrets appear in no tool result and that its own "
+                            "tree is unchanged",
+    "test_redact_corpus.py": "asserts that its own secrets appear nowhere; its busy process need only be among "
+                             "the top 25 by CPU, above which the parallel tests put a handful of workers",
+    "test_eval_scoring.py": "scores answer texts against the truth of its own plants",
+    "test_tui_checks.py::test_the_real_analyzers_show_a_real_zombie_parent_when_the_app_opens_and_again_after_a_run":
+        "asserts that its own zombie parent is shown (by pid)",
+    # the cpu family's plant must burn a third of a core, which four busy workers on two cores may deny it
+    **{f"test_eval_plants.py::test_the_family_plants_its_fault_and_its_control_for_real_and_tears_both_down[{name}]":
+       "asserts on its own plant's processes, files, mounts and ports; its memory hog (700 MB) outgrows any "
+       "parallel worker" for name in (family.name for family in FAMILIES if family.name != "cpu")},
+}
 gguf_guard.install(exit_on_refusal=False)
 
 
@@ -75,6 +107,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
         if item.path.name in MACHINE_FILES or test in MACHINE_TESTS:
             item.add_marker(pytest.mark.machine)
+            if {item.path.name, test, f"{item.path.name}::{item.name}"} & set(BESIDE):
+                item.add_marker(pytest.mark.beside)
 
 
 @pytest.fixture(autouse=True)
