@@ -12,8 +12,14 @@
 # Usage: bash scripts/test_fast.sh [--workers N] [pytest arguments for every phase...]
 # WORKERS defaults to 4 (twice the cores: the tests mostly wait). Python: $PYTHON or .venv/bin/python.
 # Exits non-zero when any phase fails (all always run).
+# Compiled bytecode is kept in a cache folder of the tier's own ($PYTHONPYCACHEPREFIX, by default
+# under $TMPDIR), also where the environment turns writing it off (PYTHONDONTWRITEBYTECODE, which
+# keeps __pycache__ out of a tree; this folder is outside it): hundreds of test processes and
+# `appliance` commands would otherwise each compile the same modules again.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-${TMPDIR:-/tmp}/appliance-pycache-$(id -u)}"
+unset PYTHONDONTWRITEBYTECODE
 
 PYTHON="${PYTHON:-.venv/bin/python}"
 WORKERS=4
