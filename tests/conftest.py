@@ -62,7 +62,7 @@ MACHINE_FILES = {
     "test_eval_runner.py": "plants faults and asserts the eval's quiet-machine check (no foreign zombies)",
     "test_eval_scenarios.py": "plants every scenario's fault and checks by name that nothing is left",
     "test_eval_scoring.py": "plants every family's fault and control at once",
-    "test_redact_corpus.py": "plants secrets in real process command lines and mount sources",
+    "test_redact_corpus_live.py": "plants secrets in real process command lines and mount sources",
     "test_threads.py": "chooses threads from the cores that are idle machine-wide",
     "test_tools_faults.py": "plants real faults (hogs, listeners) for the tools to find",
     "test_tools_live.py": "asserts invariants of the live process table (named PIDs exist)",
@@ -74,6 +74,16 @@ MACHINE_FILES = {
 MACHINE_TESTS = {
     "test_remote_failures.py::test_what_the_server_is_sent":
         "its stub server's first reply was lost in 2 of 2 parallel runs (cause not found; passes serially)",
+    "test_store_failures.py::test_read_only_database": "mounts a tmpfs and remounts it read-only",
+    "test_store_failures.py::test_full_disk_gives_its_line_and_a_run_still_answers": "fills a tmpfs it mounts",
+    "test_evidence.py::test_a_named_place_gets_the_verdicts_of_its_own_filesystem":
+        "fills a tmpfs it mounts and asserts that the machine's analyzers show it first",
+    **{f"test_analyzers_folders.py::{name}": "steers by the machine's disk problems, which a full tmpfs of another "
+                                             "test changed (the first place asked for was that tmpfs)"
+       for name in ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
+                    "test_a_spread_of_sizes_is_ok_and_a_refused_yes_no_answer_is_steered_to_say_so")},
+    "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
+        "runs the machine's analyzers and asserts that no problem of the question's families is found",
 }
 # Machine tests that may run beside the parallel tests (the `beside` marker), by file or by test
 # ("file::name" or "file::name[parameters]"), and why; every other machine test runs alone.
@@ -86,8 +96,21 @@ BESIDE = {
                                       "does not)",
     "test_tools_safety.py": "asserts that its own canaries' secrets appear in no tool result and that its own "
                             "tree is unchanged",
-    "test_redact_corpus.py": "asserts that its own secrets appear nowhere; its busy process need only be among "
-                             "the top 25 by CPU, above which the parallel tests put a handful of workers",
+    "test_redact_corpus_live.py": "asserts that its own secrets appear nowhere and its own mounts are listed; its "
+                                  "busy process need only be among the top 25 by CPU, above which the parallel "
+                                  "tests put a handful of workers",
+    "test_store_failures.py::test_read_only_database": "asserts on its own database on its own mount",
+    "test_store_failures.py::test_full_disk_gives_its_line_and_a_run_still_answers":
+        "asserts on its own database on its own mount",
+    # the parallel tests plant no filesystem (these were the ones that did) and the CPU is not their
+    # questions' topic, so the disk and config verdicts they assert cannot change beside them
+    "test_evidence.py::test_a_named_place_gets_the_verdicts_of_its_own_filesystem":
+        "the question's family is its own mount's (filesystem_full): shown first whatever the CPU",
+    **{f"test_analyzers_folders.py::{name}": "its questions' families are the disk's: the parallel tests fill no disk"
+       for name in ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
+                    "test_a_spread_of_sizes_is_ok_and_a_refused_yes_no_answer_is_steered_to_say_so")},
+    "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
+        "its questions' family is its own file's (config)",
     "test_eval_scoring.py": "scores answer texts against the truth of its own plants",
     "test_tui_checks.py::test_the_real_analyzers_show_a_real_zombie_parent_when_the_app_opens_and_again_after_a_run":
         "asserts that its own zombie parent is shown (by pid)",

@@ -82,9 +82,10 @@ def test_model_fixtures_mark_and_the_guard_fails_unmarked_loads(inner):
 
 
 # What a test module that plants or reads machine-wide state writes: the planting helpers, the
-# evaluation's scenario set-ups, the analyzers over the whole host, the quiet check, the idle cores.
+# evaluation's scenario set-ups, the analyzers over the whole host (also through the first step's
+# evidence), the quiet check, the idle cores, a mount.
 MACHINE_SIGNS = re.compile(r"spawn_detached|planted\(|resource_faults|run_all\(|machine_noise|\.setup\(\)"
-                           r"|choose_threads|\.listen\(")
+                           r"|choose_threads|\.listen\(|tmpfs\(|\[\"mount\"|MachineEvidence\(registry\)")
 
 
 def test_every_module_that_plants_or_reads_the_machine_is_a_machine_test():
@@ -95,7 +96,8 @@ def test_every_module_that_plants_or_reads_the_machine_is_a_machine_test():
     assert {"test_analyzers_processes.py", "test_eval_runner.py", "test_threads.py"} <= signed
     # a loopback server on a port of its own is no machine-wide state: tests/support/remote.py's
     # servers are not in test modules, so every module with a sign must be marked
-    assert signed - set(MACHINE_FILES) == set(), "mark these `machine` in tests/conftest.py MACHINE_FILES"
+    by_test = {test.split("::")[0] for test in MACHINE_TESTS}  # a module whose machine tests are named one by one
+    assert signed - set(MACHINE_FILES) - by_test == set(), "mark these `machine` in tests/conftest.py MACHINE_FILES"
     assert set(MACHINE_FILES) <= {path.name for path in TESTS.glob("test_*.py")}, "a stale name in MACHINE_FILES"
     for test in MACHINE_TESTS:
         module, name = test.split("::")
