@@ -70,7 +70,10 @@ MACHINE_FILES = {
     "test_tui_checks.py": "plants a real zombie parent and runs the real analyzers",
     "test_tui_responsiveness.py": "times key presses against 100/500 ms bounds: needs cores no test worker shares",
 }
-# Single tests that cannot run beside the parallel phase, and why.
+# The folder tests that gather the first step's evidence over the whole machine.
+FOLDER_STEERS = ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
+                 "test_a_spread_of_sizes_is_ok_and_a_refused_yes_no_answer_is_steered_to_say_so")
+# Single tests that plant or read machine-wide state, in modules whose other tests do not, and why.
 MACHINE_TESTS = {
     "test_remote_failures.py::test_what_the_server_is_sent":
         "its stub server's first reply was lost in 2 of 2 parallel runs (cause not found; passes serially)",
@@ -80,8 +83,7 @@ MACHINE_TESTS = {
         "fills a tmpfs it mounts and asserts that the machine's analyzers show it first",
     **{f"test_analyzers_folders.py::{name}": "steers by the machine's disk problems, which a full tmpfs of another "
                                              "test changed (the first place asked for was that tmpfs)"
-       for name in ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
-                    "test_a_spread_of_sizes_is_ok_and_a_refused_yes_no_answer_is_steered_to_say_so")},
+       for name in FOLDER_STEERS},
     "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
         "runs the machine's analyzers and asserts that no problem of the question's families is found",
 }
@@ -108,8 +110,7 @@ BESIDE = {
     "test_evidence.py::test_a_named_place_gets_the_verdicts_of_its_own_filesystem":
         "the question's family is its own mount's (filesystem_full): shown first whatever the CPU",
     **{f"test_analyzers_folders.py::{name}": "its questions' families are the disk's: the parallel tests fill no disk"
-       for name in ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
-                    "test_a_spread_of_sizes_is_ok_and_a_refused_yes_no_answer_is_steered_to_say_so")},
+       for name in FOLDER_STEERS},
     "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
         "its questions' family is its own file's (config)",
     "test_eval_scoring.py": "scores answer texts against the truth of its own plants",
