@@ -4,7 +4,8 @@
 # types (mypy) and the layer contracts (lint-imports), both configured in pyproject.toml, then pytest.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_pull.py -x`).
 # `bash scripts/test.sh --fast [args]`: set up, then only the fast tier (scripts/test_fast.sh: no
-# model, no model pull, no type check; the tests that touch no machine-wide state in parallel).
+# model, no model pull, no type check; the tests that touch no machine-wide state in parallel, the
+# machine tests one at a time, beside them or alone: its header says which).
 # Exits non-zero when a check fails, else with pytest's exit code.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -16,8 +16,18 @@ The `machine` marker: a test that plants machine-wide state (processes, zombies,
 ports, mounts) or asserts a verdict about the whole machine (a quiet machine, idle cores, the live
 process table) gets it here, by file (MACHINE_FILES, each with its reason). Such tests cannot run
 beside each other: one's planted zombie is another's "noisy machine". Everything else is safe to
-run in parallel, so the fast tier (scripts/test_fast.sh) runs `not model and not machine` under
-pytest-xdist and then `not model and machine` serially.
+run in parallel.
+
+The `beside` marker (BESIDE, each with its reason): a machine test that may run beside the parallel
+tests, though never beside another machine test. The parallel tests read no machine-wide state, so
+its plants cannot change their outcome; and it asserts only about what it planted itself (its pids,
+ports, files, mounts) or about text, never a rank among all processes, a machine-wide quiet verdict,
+a time bound or idle cores, which the parallel tests' busy workers and short-lived processes would
+falsify. A machine test not listed there runs alone.
+
+So the fast tier (scripts/test_fast.sh) runs `not model and not machine` under pytest-xdist and, at
+the same time, `not model and machine and beside` serially; then `not model and machine and not
+beside` serially, with nothing beside it.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ import pytest
 
 from appliance.config import resolve_paths
 from appliance.errors import ApplianceError
+from appliance.eval.families import FAMILIES
 from appliance.llm.catalog import load_catalog
 from appliance.llm.pull import pull
 from support.gguf_guard import sitecustomize as gguf_guard
@@ -51,7 +62,7 @@ MACHINE_FILES = {
     "test_eval_runner.py": "plants faults and asserts the eval's quiet-machine check (no foreign zombies)",
     "test_eval_scenarios.py": "plants every scenario's fault and checks by name that nothing is left",
     "test_eval_scoring.py": "plants every family's fault and control at once",
-    "test_redact_corpus.py": "plants secrets in real process command lines and mount sources",
+    "test_redact_corpus_live.py": "plants secrets in real process command lines and mount sources",
     "test_threads.py": "chooses threads from the cores that are idle machine-wide",
     "test_tools_faults.py": "plants real faults (hogs, listeners) for the tools to find",
     "test_tools_live.py": "asserts invariants of the live process table (named PIDs exist)",
@@ -59,10 +70,56 @@ MACHINE_FILES = {
     "test_tui_checks.py": "plants a real zombie parent and runs the real analyzers",
     "test_tui_responsiveness.py": "times key presses against 100/500 ms bounds: needs cores no test worker shares",
 }
-# Single tests that cannot run beside the parallel phase, and why.
+# The folder tests that gather the first step's evidence over the whole machine.
+FOLDER_STEERS = ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
+                 "test_a_spread_of_sizes_is_ok_and_a_refused_yes_no_answer_is_steered_to_say_so")
+# Single tests that plant or read machine-wide state, in modules whose other tests do not, and why.
 MACHINE_TESTS = {
     "test_remote_failures.py::test_what_the_server_is_sent":
         "its stub server's first reply was lost in 2 of 2 parallel runs (cause not found; passes serially)",
+    "test_store_failures.py::test_read_only_database": "mounts a tmpfs and remounts it read-only",
+    "test_store_failures.py::test_full_disk_gives_its_line_and_a_run_still_answers": "fills a tmpfs it mounts",
+    "test_evidence.py::test_a_named_place_gets_the_verdicts_of_its_own_filesystem":
+        "fills a tmpfs it mounts and asserts that the machine's analyzers show it first",
+    **{f"test_analyzers_folders.py::{name}": "steers by the machine's disk problems, which a full tmpfs of another "
+                                             "test changed (the first place asked for was that tmpfs)"
+       for name in FOLDER_STEERS},
+    "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
+        "runs the machine's analyzers and asserts that no problem of the question's families is found",
+}
+# Machine tests that may run beside the parallel tests (the `beside` marker), by file or by test
+# ("file::name" or "file::name[parameters]"), and why; every other machine test runs alone.
+BESIDE = {
+    "test_analyzers_processes.py": "asserts on its own zombie parent, fd and thread hogs, supervisor and spawner "
+                                   "(by pid); its only machine-wide verdict, 'thread counts are normal', no "
+                                   "parallel test can change: none starts a process of 1,000 threads",
+    "test_analyzers_network.py": "asserts on its own listener, server and clients (by pid and port)",
+    "test_analyzers_dependencies.py": "asserts on the log line and the port it chose, one the kernel had just handed "
+                                      "out: only another process binding that very port within the test's second "
+                                      "could change it, beside the parallel tests or on any shared machine",
+    "test_tools_safety.py": "asserts that its own canaries' secrets appear in no tool result and that its own "
+                            "tree is unchanged",
+    "test_redact_corpus_live.py": "asserts that its own secrets appear nowhere and its own mounts are listed; its "
+                                  "busy process need only be among the top 25 by CPU, above which the parallel "
+                                  "tests put a handful of workers",
+    "test_store_failures.py::test_read_only_database": "asserts on its own database on its own mount",
+    "test_store_failures.py::test_full_disk_gives_its_line_and_a_run_still_answers":
+        "asserts on its own database on its own mount",
+    # the parallel tests plant no filesystem (these were the ones that did) and the CPU is not their
+    # questions' topic, so the disk and config verdicts they assert cannot change beside them
+    "test_evidence.py::test_a_named_place_gets_the_verdicts_of_its_own_filesystem":
+        "the question's family is its own mount's (filesystem_full): shown first whatever the CPU",
+    **{f"test_analyzers_folders.py::{name}": "its questions' families are the disk's: the parallel tests fill no disk"
+       for name in FOLDER_STEERS},
+    "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
+        "its questions' family is its own file's (config)",
+    "test_eval_scoring.py": "scores answer texts against the truth of its own plants",
+    "test_tui_checks.py::test_the_real_analyzers_show_a_real_zombie_parent_when_the_app_opens_and_again_after_a_run":
+        "asserts that its own zombie parent is shown (by pid)",
+    # the cpu family's plant must burn a third of a core, which four busy workers on two cores may deny it
+    **{f"test_eval_plants.py::test_the_family_plants_its_fault_and_its_control_for_real_and_tears_both_down[{name}]":
+       "asserts on its own plant's processes, files, mounts and ports; its memory hog (700 MB) outgrows any "
+       "parallel worker" for name in (family.name for family in FAMILIES if family.name != "cpu")},
 }
 gguf_guard.install(exit_on_refusal=False)
 
@@ -75,6 +132,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
         if item.path.name in MACHINE_FILES or test in MACHINE_TESTS:
             item.add_marker(pytest.mark.machine)
+            if {item.path.name, test, f"{item.path.name}::{item.name}"} & set(BESIDE):
+                item.add_marker(pytest.mark.beside)
 
 
 @pytest.fixture(autouse=True)

@@ -82,9 +82,10 @@ def test_model_fixtures_mark_and_the_guard_fails_unmarked_loads(inner):
 
 
 # What a test module that plants or reads machine-wide state writes: the planting helpers, the
-# evaluation's scenario set-ups, the analyzers over the whole host, the quiet check, the idle cores.
+# evaluation's scenario set-ups, the analyzers over the whole host (also through the first step's
+# evidence), the quiet check, the idle cores, a mount.
 MACHINE_SIGNS = re.compile(r"spawn_detached|planted\(|resource_faults|run_all\(|machine_noise|\.setup\(\)"
-                           r"|choose_threads|\.listen\(")
+                           r"|choose_threads|\.listen\(|tmpfs\(|\[\"mount\"|MachineEvidence\(registry\)")
 
 
 def test_every_module_that_plants_or_reads_the_machine_is_a_machine_test():
@@ -95,20 +96,35 @@ def test_every_module_that_plants_or_reads_the_machine_is_a_machine_test():
     assert {"test_analyzers_processes.py", "test_eval_runner.py", "test_threads.py"} <= signed
     # a loopback server on a port of its own is no machine-wide state: tests/support/remote.py's
     # servers are not in test modules, so every module with a sign must be marked
-    assert signed - set(MACHINE_FILES) == set(), "mark these `machine` in tests/conftest.py MACHINE_FILES"
+    by_test = {test.split("::")[0] for test in MACHINE_TESTS}  # a module whose machine tests are named one by one
+    assert signed - set(MACHINE_FILES) - by_test == set(), "mark these `machine` in tests/conftest.py MACHINE_FILES"
     assert set(MACHINE_FILES) <= {path.name for path in TESTS.glob("test_*.py")}, "a stale name in MACHINE_FILES"
     for test in MACHINE_TESTS:
         module, name = test.split("::")
         assert f"def {name}(" in (TESTS / module).read_text(), f"a stale name in MACHINE_TESTS: {test}"
 
 
+def test_every_test_beside_the_parallel_phase_is_a_machine_test_that_exists():
+    from conftest import BESIDE, MACHINE_FILES, MACHINE_TESTS
+
+    for entry in BESIDE:
+        module, _, name = entry.partition("::")
+        assert module in MACHINE_FILES or entry in MACHINE_TESTS, f"{entry} in BESIDE is no machine test"
+        if name:
+            assert f"def {name.split('[')[0]}(" in (TESTS / module).read_text(), f"a stale name in BESIDE: {entry}"
+
+
 def test_the_fast_tier_splits_machine_tests_from_the_parallel_phase(inner):
-    inner.makepyfile(test_analyzers_processes="def test_plants_a_zombie():\n    pass\n")
-    inner.makeini("[pytest]\nmarkers =\n    model: needs a real GGUF model\n    machine: machine-wide state\n")
-    parallel = inner.runpytest_subprocess("-m", "not model and not machine", "-p", "no:cacheprovider",
-                                          "test_analyzers_processes.py", "test_inner.py::test_no_model")
-    parallel.assert_outcomes(passed=1, deselected=1)
-    serial = inner.runpytest_subprocess("-m", "not model and machine", "-p", "no:cacheprovider", "-v",
-                                        "test_analyzers_processes.py", "test_inner.py::test_no_model")
-    serial.assert_outcomes(passed=1, deselected=1)
-    serial.stdout.fnmatch_lines(["*test_analyzers_processes.py::test_plants_a_zombie PASSED*"])
+    """The three selections of scripts/test_fast.sh: each test in exactly one of them."""
+    inner.makepyfile(test_analyzers_processes="def test_plants_a_zombie():\n    pass\n",
+                     test_threads="def test_reads_idle_cores():\n    pass\n")
+    inner.makeini("[pytest]\nmarkers =\n    model: needs a real GGUF model\n    machine: machine-wide state\n"
+                  "    beside: beside the parallel tests\n")
+    files = ("test_analyzers_processes.py", "test_threads.py", "test_inner.py::test_no_model")
+    phases = {"not model and not machine": "test_inner.py::test_no_model",
+              "not model and machine and beside": "test_analyzers_processes.py::test_plants_a_zombie",
+              "not model and machine and not beside": "test_threads.py::test_reads_idle_cores"}
+    for selection, only in phases.items():
+        result = inner.runpytest_subprocess("-m", selection, "-p", "no:cacheprovider", "-v", *files)
+        result.assert_outcomes(passed=1, deselected=2)
+        result.stdout.fnmatch_lines([f"*{only} PASSED*"])

@@ -13,7 +13,11 @@ name an account, they do not open it.
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import dataclass
+from typing import Any, Sequence
+
+from appliance.eval.records import CANARY_WINDOW, canary_windows
 
 from support.secret_shapes import ALNUM, B64, HEX, KEYWORD_RULES, LOWNUM, PREFIXED, SECRET_KEYS, SUFFIXES, Gen
 
@@ -246,3 +250,12 @@ def ordinary_lines(n: int = 10_000, seed: int = 7) -> list[str]:
         "{t} {w}[{pid}]: INFO loaded config {path} (mtime {t}, {n} bytes, checksum md5:{short}{short}{short}{short})",
     ]
     return [fill(r.choice(templates)) for _ in range(n)]
+
+
+def leaks(entries: Sequence[Entry], shown: Any) -> list[str]:
+    """The entries of which any 12-character stretch (records.canary_windows) is in `shown` (a text,
+    or data shown as JSON)."""
+    text = shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False)
+    grams = {text[i:i + CANARY_WINDOW] for i in range(len(text) - CANARY_WINDOW + 1)}
+    return [f"{e.shape} ({e.fmt})" for e in entries
+            if any((w in grams) if len(w) == CANARY_WINDOW else (w in text) for c in e.canaries for w in canary_windows(c))]
