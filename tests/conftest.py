@@ -64,6 +64,8 @@ MACHINE_FILES = {
     "test_eval_scoring.py": "plants every family's fault and control at once",
     "test_redact_corpus_live.py": "plants secrets in real process command lines and mount sources",
     "test_threads.py": "chooses threads from the cores that are idle machine-wide",
+    "test_analyzers_app_folder.py": "gathers the first step's evidence over the whole machine (its analyzers) "
+                                    "for a named application folder",
     "test_tools_faults.py": "plants real faults (hogs, listeners) for the tools to find",
     "test_tools_live.py": "asserts invariants of the live process table (named PIDs exist)",
     "test_tools_safety.py": "plants processes with canary command lines, reads every tool over the host",
@@ -113,6 +115,8 @@ BESIDE = {
        for name in FOLDER_STEERS},
     "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
         "its questions' family is its own file's (config)",
+    "test_analyzers_app_folder.py": "asserts on its own folder's log, config and looks; its healthy-folder test "
+                                    "asks for no problem at its places, which only a filled / could make",
     "test_eval_scoring.py": "scores answer texts against the truth of its own plants",
     "test_tui_checks.py::test_the_real_analyzers_show_a_real_zombie_parent_when_the_app_opens_and_again_after_a_run":
         "asserts that its own zombie parent is shown (by pid)",

@@ -169,3 +169,15 @@ def test_a_named_place_gets_the_verdicts_of_its_own_filesystem(tmp_path):
         assert wrong_place(f"Yes: {mount} is 100% used.", {}, evidence.places) is None
     finally:
         subprocess.run(["umount", str(mount)])
+
+
+def test_a_storage_question_measures_a_folder_of_logs_and_a_tools_error_is_no_log_line():
+    from appliance.agent.run_memory import RunMemory
+
+    listing = {"path": "/srv/spool", "entries": [{"name": "outbox.log", "type": "file", "modified": "2024"}]}
+    assert plan_look("/srv/spool", listing)[0][0] == "read_log"
+    assert plan_look("/srv/spool", listing, storage=True) == [("dir_sizes", {"path": "/srv/spool", "depth": 1, "top": 8})]
+    memory = RunMemory()
+    memory.remember_log("error", "error: /srv/spool/outbox.log is a binary file; for the systemd journal use unit")
+    memory.remember_log("ok", "lines:\n  2024-05-14 ERROR upload failed: quota exceeded")
+    assert memory.log_bodies == ["lines:\n  2024-05-14 ERROR upload failed: quota exceeded"]

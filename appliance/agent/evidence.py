@@ -165,11 +165,15 @@ def place_topics(topics: tuple[str, ...], places: Sequence[Finding], named: Sequ
     return topics
 
 
-def plan_look(path: str, listing: dict | None, inner_logs: Sequence[str] = ()) -> list[tuple[str, dict]]:
+def plan_look(path: str, listing: dict | None, inner_logs: Sequence[str] = (), *,
+              storage: bool = False) -> list[tuple[str, dict]]:
     """The tool calls that look at `path`: a log → read_log; another file → read_file; a folder
     of logs → read_log of its newest logs; an application's folder (logs below it, `inner_logs`)
-    → read_log of those; another folder → dir_sizes (its largest entries).
+    → read_log of those; another folder, and any folder in a question about storage (`storage`)
+    → dir_sizes (its largest entries).
     listing: list_dir's data for a folder (None for a file or a missing path)."""
+    if listing is not None and storage:
+        return [("dir_sizes", {"path": path, "depth": 1, "top": 8})]
     if listing is None:
         if is_log_path(path):
             return [("read_log", {"path": path, "lines": 12})]
@@ -228,7 +232,7 @@ class MachineEvidence:
                     continue
                 listing = listed.get("data") or {}
             inner = folder_logs(expanded, readings) if listing is not None and not storage else []
-            for tool, args in plan_look(expanded, listing, inner):
+            for tool, args in plan_look(expanded, listing, inner, storage=storage):
                 if self.registry.get(tool) is None or len(looks) >= self.max_looks:
                     continue
                 looks.append(Look(path, tool, args, self.registry.call(tool, args)))

@@ -77,7 +77,7 @@ class FirstEvidence:
             status, body, _ = render_tool_result(look.result, self.self_pids, self.settings.observation_token_budget)
             parts.append((status, look.tool, body))
             if reads_log(self.registry, look.tool):
-                memory.log_bodies.append(body)
+                memory.remember_log(status, body)
         return parts
 
     def _snapshot_part(self) -> tuple[str, str, str]:

@@ -13,7 +13,7 @@ from appliance.agent.calls import CallLog
 from appliance.agent.evidence import Evidence
 from appliance.agent.observe import summarize
 from appliance.agent.prompt import EXAMPLE_TEXTS
-from appliance.tools.base import Registry
+from appliance.tools.base import OK, PARTIAL, Registry
 
 
 @dataclass
@@ -38,6 +38,12 @@ class RunMemory:
         if new:
             self.evidence_log.append(f"step {step} {source}: {summarize(body, 200)}")
         return new
+
+    def remember_log(self, status: str, body: str) -> None:
+        """Keep the observation of a tool that read a log: its error lines are what a why-answer
+        quotes. A refusal or an error of the tool ("… is a binary file") is no line of the log."""
+        if status in (OK, PARTIAL):
+            self.log_bodies.append(body)
 
     def evidence_lines(self) -> list[str]:
         """The problem verdicts first, then what the steps showed: what a rejection quotes."""

@@ -69,7 +69,7 @@ class ToolCaller:
         calls.remember(key, CachedObservation(step, now, status, body, summarize(body)))
         reads = reads_log(self.registry, action)
         if reads:
-            self.memory.log_bodies.append(body)
+            self.memory.remember_log(status, body)
         notes = []
         evaluation = "new information" if new_info else "no new information"
         if previous is not None:
