@@ -161,13 +161,12 @@ def _who_may(st: os.stat_result, need: int) -> str:
     return f"only {' and '.join(may)} (and root) may" if may else "only root may"
 
 
-def denied_finding(path: str, log: str, line: str, readings: Readings) -> Finding | None:
+def denied_finding(path: str, writers: list[Writer], line: str, readings: Readings) -> Finding | None:
     """The verdict on one denied path against the log's writer (or, with no writer running,
     against anyone but the place's owner); None for a path in a private place or one that
     cannot be read at all."""
     if readings.policy.is_secret(Path(path)):
         return None
-    writers = log_writers(log, readings)
     shown, said = shown_path(readings, path), quote(line, 200)
     try:
         if writers:
@@ -207,10 +206,12 @@ def access_findings(log: str, lines: Iterable[str], readings: Readings) -> list[
     """For each path the log's error lines say was denied, where the write stops and why (one
     verdict per place: report-1.csv and report-2.csv denied in one folder are one finding)."""
     denied = [line for line in lines if _DENIED.search(line)]
+    paths = denied_paths(denied)
+    writers = log_writers(log, readings) if paths else []  # one scan of the processes per log
     found: list[Finding] = []
-    for path in denied_paths(denied):
+    for path in paths:
         line = next(t for t in denied if path in t)
-        finding = denied_finding(path, log, line, readings)
+        finding = denied_finding(path, writers, line, readings)
         if finding is not None and all(f.path != finding.path or f.path is None for f in found):
             found.append(finding)
     return found
