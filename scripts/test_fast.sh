@@ -6,9 +6,10 @@
 # each other, one at a time in their own process. Those of them that assert only about what they
 # planted (the `beside` marker, tests/conftest.py BESIDE, each with its reason) run beside the
 # parallel tests, which read no machine-wide state; the rest run last, with nothing beside them:
-#   phase 1: -m "not model and not machine" -n WORKERS     } at the same time
-#   phase 2: -m "not model and machine and beside"          } (phase 2's report is shown after phase 1's)
-#   phase 3: -m "not model and machine and not beside"      alone
+# Phase 2 itself runs in two lanes at once (tests/conftest.py PLANTS_LANE), one test at a time in each:
+#   phase 1: -m "not model and not machine" -n WORKERS                      } at the same time
+#   phase 2: -m "not model and machine and beside" -n 2 --dist loadgroup     } (its report after phase 1's)
+#   phase 3: -m "not model and machine and not beside"                       alone
 # Usage: bash scripts/test_fast.sh [--workers N] [pytest arguments for every phase...]
 # WORKERS defaults to 4 (twice the cores: the tests mostly wait). Python: $PYTHON or .venv/bin/python.
 # Exits non-zero when any phase fails (all always run).
@@ -36,8 +37,8 @@ start=$SECONDS
 beside_log="$(mktemp -t appliance-test-fast-beside.XXXXXX)"
 trap 'rm -f "$beside_log"' EXIT
 echo "test_fast: phase 1, the tests that touch no machine-wide state, $WORKERS workers in parallel;"
-echo "test_fast: phase 2 beside it, the machine tests that assert only about their own plants, one at a time"
-"$PYTHON" -m pytest -q -m "not model and machine and beside" "$@" >"$beside_log" 2>&1 &
+echo "test_fast: phase 2 beside it, the machine tests that assert only about their own plants, in two lanes of one at a time"
+"$PYTHON" -m pytest -q -m "not model and machine and beside" -n 2 --dist loadgroup "$@" >"$beside_log" 2>&1 &
 beside_pid=$!
 "$PYTHON" -m pytest -q -m "not model and not machine" -n "$WORKERS" "$@"
 parallel=$?

@@ -77,8 +77,6 @@ FOLDER_STEERS = ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_a
                  "test_a_spread_of_sizes_is_ok_and_a_refused_yes_no_answer_is_steered_to_say_so")
 # Single tests that plant or read machine-wide state, in modules whose other tests do not, and why.
 MACHINE_TESTS = {
-    "test_remote_failures.py::test_what_the_server_is_sent":
-        "its stub server's first reply was lost in 2 of 2 parallel runs (cause not found; passes serially)",
     "test_store_failures.py::test_read_only_database": "mounts a tmpfs and remounts it read-only",
     "test_store_failures.py::test_full_disk_gives_its_line_and_a_run_still_answers": "fills a tmpfs it mounts",
     "test_evidence.py::test_a_named_place_gets_the_verdicts_of_its_own_filesystem":
@@ -125,6 +123,19 @@ BESIDE = {
        "asserts on its own plant's processes, files, mounts and ports; its memory hog (700 MB) outgrows any "
        "parallel worker" for name in (family.name for family in FAMILIES if family.name != "cpu")},
 }
+# Phase 2 runs in two lanes at once (pytest-xdist `--dist loadgroup`, one worker each, one test at a
+# time within a lane). The `plants` lane: the beside tests that plant many families' faults, fill a
+# disk, or rest on what no other test does (fill a disk, start a 1,000-thread process). The `own`
+# lane: every other beside test, each asserting only about its own pids, ports, files, mounts and
+# texts, and planting nothing the `plants` lane's tests rest on (no full disk, no thread hog).
+PLANTS_LANE = {
+    "test_analyzers_processes.py": "its thread verdict rests on no other 1,000-thread process (eval plants' threads)",
+    "test_eval_plants.py": "plants every family's fault: a full tmpfs, a thread hog",
+    "test_eval_scoring.py": "plants every family's fault and control at once",
+    "test_store_failures.py": "fills a tmpfs of its own",
+    "test_evidence.py": "its named mount must be the fullest (no other full tmpfs)",
+    "test_analyzers_folders.py": "its steer follows the machine's disk problems (no other full tmpfs)",
+}
 gguf_guard.install(exit_on_refusal=False)
 
 
@@ -138,6 +149,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.machine)
             if {item.path.name, test, f"{item.path.name}::{item.name}"} & set(BESIDE):
                 item.add_marker(pytest.mark.beside)
+                lane = "plants" if item.path.name in PLANTS_LANE else "own"
+                item.add_marker(pytest.mark.xdist_group(name=f"beside-{lane}"))
 
 
 @pytest.fixture(autouse=True)

@@ -31,8 +31,15 @@ RANKED = ("memory", "disk_io", "threads", "connections")
 LOGS = ("log_errors", "permissions", "injection", "secrets", "dependency")
 
 
-def readings(fault) -> Readings:
-    return Readings(self_pids=frozenset({os.getpid()}), policy=PathPolicy.default(list(fault.roots)))
+# The families whose verdict is a rate over the process sample's window (CPU share, I/O bytes per
+# second, births within the watch) are read with the check's own windows; the others read levels
+# (memory, fds, threads, zombies, deleted files) that a shorter sample sees alike.
+RATES = ("cpu", "disk_io", "restarts")
+
+
+def readings(fault, family: str | None = None) -> Readings:
+    sample = {} if family is None or family in RATES else {"sample_seconds": 0.2}
+    return Readings(self_pids=frozenset({os.getpid()}), policy=PathPolicy.default(list(fault.roots)), **sample)
 
 
 def names_truth(finding, truth) -> bool:
@@ -48,13 +55,13 @@ def test_check_names_the_planted_fault_and_not_its_control(family):
     with scenarios[f"{family}.precise"].setup() as fault:
         if family == "disk_io":
             time.sleep(0.5)  # the writer's rate needs a moment to build up
-        findings = [f for f in run_all(readings(fault), families=[family]) if f.family == family]
+        findings = [f for f in run_all(readings(fault, family), families=[family]) if f.family == family]
         problems = findings if family in RANKED else [f for f in findings if f.is_problem]
         assert problems, f"{family}: no warning for the planted fault; verdicts: {[f.line() for f in findings]}"
         assert any(names_truth(f, fault.truth) for f in problems), (
             f"{family}: the finding does not name {fault.truth}: {[f.line() for f in problems]}")
     with scenarios[f"{family}.control"].setup() as control:
-        findings = [f for f in run_all(readings(control), families=[family]) if f.family == family]
+        findings = [f for f in run_all(readings(control, family), families=[family]) if f.family == family]
         decoy = control.truth.get("decoy_pid")
         blamed = [f for f in findings if f.is_problem and decoy is not None and f.pid == decoy]
         assert not blamed, f"{family}: the control's sleeping decoy was blamed: {[f.line() for f in blamed]}"

@@ -68,11 +68,14 @@ def test_container_cpu_quota(tmp_path):
 
 # --- with real processes --------------------------------------------------------------------------------
 
-def _choices(policy: AdaptiveThreadPolicy, count: int, window: float) -> list[int]:
-    found = []
+def _choices(policy: AdaptiveThreadPolicy, count: int, window: float, until: int | None = None) -> list[int]:
+    """Up to `count` choices, `window` seconds apart; stops early at the first that is `until`."""
+    found: list[int] = []
     for _ in range(count):
         time.sleep(window)
         found.append(policy()[0])
+        if found[-1] == until:
+            break
     return found
 
 
@@ -118,7 +121,7 @@ def test_no_load_uses_every_core_even_while_we_work_ourselves():
     policy = AdaptiveThreadPolicy(physical, LoadSampler(min_window=0.3))
     worker.start()
     try:
-        choices = _choices(policy, 8, 0.3)
+        choices = _choices(policy, 8, 0.3, until=physical)
     finally:
         stop.set()
         worker.join()
@@ -146,7 +149,7 @@ def test_a_new_run_reads_the_load_afresh_and_sees_a_hog_that_just_started():
         pytest.skip("this machine is busy with other programs right now: a quiet window cannot be made")
     policy = AdaptiveThreadPolicy(physical, LoadSampler(max_window=30.0, fresh_window=0.3))
     policy()
-    time.sleep(3.0)  # quiet
+    time.sleep(2.0)  # quiet: a hog's 0.4 s in this window alone would be a sixth of a core, under the threshold
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.4)

@@ -8,6 +8,7 @@ load before llama.cpp reads a byte, so no real model is ever loaded here.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -105,7 +106,9 @@ def test_every_module_that_plants_or_reads_the_machine_is_a_machine_test():
 
 
 def test_every_test_beside_the_parallel_phase_is_a_machine_test_that_exists():
-    from conftest import BESIDE, MACHINE_FILES, MACHINE_TESTS
+    from conftest import BESIDE, MACHINE_FILES, MACHINE_TESTS, PLANTS_LANE
+
+    assert set(PLANTS_LANE) <= {entry.partition("::")[0] for entry in BESIDE}, "a lane for a test not beside"
 
     for entry in BESIDE:
         module, _, name = entry.partition("::")
@@ -128,3 +131,36 @@ def test_the_fast_tier_splits_machine_tests_from_the_parallel_phase(inner):
         result = inner.runpytest_subprocess("-m", selection, "-p", "no:cacheprovider", "-v", *files)
         result.assert_outcomes(passed=1, deselected=2)
         result.stdout.fnmatch_lines([f"*{only} PASSED*"])
+
+
+LANE_TEST = '''
+import json, os, time
+def _spell(tmp_path_factory, name):
+    start = time.monotonic()
+    time.sleep(0.6)
+    with open(os.environ["LANE_LOG"], "a") as log:
+        log.write(json.dumps([name, start, time.monotonic()]) + "\\n")
+'''
+
+
+def test_phase_two_runs_its_two_lanes_at_once_and_each_lane_one_test_at_a_time(inner, tmp_path, monkeypatch):
+    """scripts/test_fast.sh's phase 2: a `plants` lane test never beside another of its lane, and
+    the `own` lane beside it."""
+    log = tmp_path / "lanes.jsonl"
+    monkeypatch.setenv("LANE_LOG", str(log))
+    body = LANE_TEST + "".join(f"def test_{n}(tmp_path_factory):\n    _spell(tmp_path_factory, '{n}')\n"
+                               for n in ("first", "second"))
+    inner.makepyfile(test_analyzers_processes=body.replace("'first'", "'plants-1'").replace("'second'", "'plants-2'"),
+                     test_tools_safety=body.replace("'first'", "'own-1'").replace("'second'", "'own-2'"))
+    inner.makeini("[pytest]\nmarkers =\n    model: needs a real GGUF model\n    machine: machine-wide state\n"
+                  "    beside: beside the parallel tests\n")
+    result = inner.runpytest_subprocess("-m", "not model and machine and beside", "-n", "2", "--dist", "loadgroup",
+                                        "-p", "no:cacheprovider", "test_analyzers_processes.py", "test_tools_safety.py")
+    result.assert_outcomes(passed=4)
+    spells = {name: (start, end) for name, start, end in map(json.loads, log.read_text().splitlines())}
+
+    def overlap(a: str, b: str) -> bool:
+        return spells[a][0] < spells[b][1] and spells[b][0] < spells[a][1]
+
+    assert not overlap("plants-1", "plants-2") and not overlap("own-1", "own-2"), spells
+    assert any(overlap(p, o) for p in ("plants-1", "plants-2") for o in ("own-1", "own-2")), spells
