@@ -114,13 +114,16 @@ def allowed(st: os.stat_result, uid: int, gids: frozenset[int], need: int) -> bo
     (0o2 write, 0o1 search/execute), shifted to the class the process falls in."""
     if uid == 0:
         return True
-    if uid == st.st_uid:
-        bits = (st.st_mode >> 6) & 0o7
-    elif st.st_gid in gids:
-        bits = (st.st_mode >> 3) & 0o7
-    else:
-        bits = st.st_mode & 0o7
-    return bits & need == need
+    klass = "owner" if uid == st.st_uid else "group" if st.st_gid in gids else "other"
+    return _may(st, klass, need)
+
+
+_SHIFT = {"owner": 6, "group": 3, "other": 0}
+
+
+def _may(st: os.stat_result, klass: str, need: int) -> bool:
+    """The mode grants `need` (owner-bit mask) to the class: "owner", "group" or "other"."""
+    return (st.st_mode >> _SHIFT[klass]) & need == need
 
 
 def _ls(st: os.stat_result) -> str:
@@ -153,10 +156,10 @@ def blocking_place(path: str, uid: int, gids: frozenset[int]) -> tuple[str, os.s
 
 
 def _who_may(st: os.stat_result, need: int) -> str:
-    if st.st_mode & need == need:
+    if _may(st, "other", need):
         return "everyone may"
-    may = [f"its owner {_user(st.st_uid)}"] if (st.st_mode >> 6) & need == need and st.st_uid != 0 else []
-    if (st.st_mode >> 3) & need == need:
+    may = [f"its owner {_user(st.st_uid)}"] if _may(st, "owner", need) and st.st_uid != 0 else []
+    if _may(st, "group", need):
         may.append(f"the group {_group(st.st_gid)}")
     return f"only {' and '.join(may)} (and root) may" if may else "only root may"
 

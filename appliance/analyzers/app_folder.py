@@ -25,7 +25,12 @@ MAX_CONFIGS = 2
 
 
 def folder_logs(folder: str, readings: Readings) -> list[str]:
-    """The newest logs below `folder` (a path relative to it names them as logs), newest first."""
+    """The newest logs below `folder` (a path relative to it names them as logs), newest first;
+    walked once per check (the first step's looks and the folder's verdicts both ask)."""
+    return readings.get(f"folder_logs:{folder}", lambda: _walk_logs(folder, readings))
+
+
+def _walk_logs(folder: str, readings: Readings) -> list[str]:
     try:
         root = str(readings.policy.resolve(folder, "read"))
         files = newest_logs(readings, root)
