@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
 if TYPE_CHECKING:
     from appliance.agent.engine import Engine
     from appliance.agent.events import Event
-    from appliance.agent.evidence import ReadingsFactory
+    from appliance.agent.evidence import EvidenceSource, MachineEvidence, ReadingsFactory
     from appliance.agent.settings import EngineSettings
     from appliance.llm.base import ChatModel
     from appliance.tools.base import Registry
@@ -58,21 +58,44 @@ class Wired:
 
 def wire(model: ChatModel, settings: EngineSettings, *, registry: Registry | None = None,
          extra_roots: Sequence[str | os.PathLike] = (), recorder: Recorder | None = None,
-         readings: ReadingsFactory | None = None) -> Wired:
+         readings: ReadingsFactory | None = None, evidence: EvidenceSource | None = None) -> Wired:
     """The engine over `model` with the real tools under the default path policy plus
     `extra_roots` (`--allow-path`), or `registry` (an evaluation's, its sandbox readable),
     recording through `recorder` (by default nothing is recorded). `readings`: how the analyzers
-    read the machine before the first step (by default `Readings` with the product's windows)."""
+    read the machine before the first step (by default `Readings` with the product's windows);
+    `evidence`: the first step's evidence, already under way (`start_check`)."""
     from appliance.agent.engine import Engine
     from appliance.agent.evidence import MachineEvidence
     from appliance.tools.registry import default_registry
 
     tools = registry if registry is not None else default_registry(extra_roots)
-    evidence = MachineEvidence(tools, readings=readings) if readings is not None else None
+    if evidence is None and readings is not None:
+        evidence = MachineEvidence(tools, readings=readings)
     engine = Engine(model, tools, settings, evidence=evidence)
     return Wired(engine, recorder if recorder is not None else _NotRecorded())
 
 
-def make_engine(model: ChatModel, settings: EngineSettings) -> Engine:
-    """An `EngineFactory`: the engine with the real tools, for a front end that records itself."""
-    return wire(model, settings).engine
+@dataclass(frozen=True)
+class Prepared:
+    """The real tools and the first step's machine check, ready before a model is: a front end
+    that knows a question is coming begins the check (`begin_check`) so its windows pass while the
+    model loads or the person types; the next run's first step uses it (MachineEvidence.prefetch)."""
+
+    registry: Registry
+    evidence: MachineEvidence
+
+    def begin_check(self) -> None:
+        self.evidence.prefetch(frozenset({os.getpid()}))  # the engine's own pids, by default
+
+    def engine(self, model: ChatModel, settings: EngineSettings) -> Engine:
+        """An `EngineFactory` over these tools and this check."""
+        return wire(model, settings, registry=self.registry, evidence=self.evidence).engine
+
+
+def prepare(extra_roots: Sequence[str | os.PathLike] = ()) -> Prepared:
+    """The real tools under the default path policy plus `extra_roots`, and their machine check."""
+    from appliance.agent.evidence import MachineEvidence
+    from appliance.tools.registry import default_registry
+
+    tools = default_registry(extra_roots)
+    return Prepared(tools, MachineEvidence(tools))

@@ -11,7 +11,7 @@ In one run, on one model, for each question:
   plain, warm              the same loop in this process with the model loaded
 
 Each prints its seconds by phase (wall clock of the process, model load, prompt evaluation,
-generation, tools, the rest) and the ratios that matter: cold/warm for the appliance (issue 14
+generation, tools, the rest; and when the first token came after the load) and the ratios that matter: cold/warm for the appliance (issue 14
 wants ≤ 1.3 with the cache) and appliance/plain. Usage:
 
   .venv/bin/python scripts/bench_question.py --model tiny              # quick check
@@ -38,7 +38,8 @@ WARM_UP = "What is this machine?"  # not one of the questions: warm means the sy
 # llama-cpp-python's own default (half the logical CPUs): a fixed 2 on two shared cores made the plain
 # loop crawl (its threads wait for each other whenever another process takes a core).
 PLAIN_THREADS = max(1, (os.cpu_count() or 2) // 2)
-PHASES = ("wall", "model_load", "prompt", "generation", "tools", "engine")
+PHASES = ("wall", "model_load", "prompt", "generation", "tools", "engine", "first_token")
+# first_token: seconds from the loaded model (the run's start) to its first generated token; not a part of wall
 
 
 # ---- the plain llama-cpp-python loop --------------------------------------------------------------
@@ -52,7 +53,7 @@ def plain_loop(llama, question: str, max_steps: int) -> dict:
     messages = [{"role": "system", "content": system_prompt(registry.specs, EngineSettings(max_steps=max_steps),
                                                             can_ask=False)},
                 {"role": "user", "content": f"Question: {question}\nReply with one JSON object."}]
-    times = {"prompt": 0.0, "generation": 0.0, "tools": 0.0}
+    times: dict[str, float] = {"prompt": 0.0, "generation": 0.0, "tools": 0.0}
     steps = 0
     for steps in range(1, max_steps + 1):
         started = time.perf_counter()
@@ -64,6 +65,7 @@ def plain_loop(llama, question: str, max_steps: int) -> dict:
             text += chunk["choices"][0]["delta"].get("content") or ""
         done = time.perf_counter()
         times["prompt"] += (first or done) - started
+        times.setdefault("first_token", (first or done) - started)  # the first step's: no tool runs before it
         times["generation"] += done - (first or done)
         messages.append({"role": "assistant", "content": text})
         match = re.search(r"\{.*\}", text, re.S)
@@ -121,7 +123,8 @@ def plain_cold(question: str, args, model_path: str, env: dict) -> dict:
     wall, out = timed_process(command, env)
     rest = wall - out["model_load"] - out["prompt"] - out["generation"] - out["tools"]
     return {"wall": wall, "model_load": out["model_load"], "prompt": out["prompt"],
-            "generation": out["generation"], "tools": out["tools"], "engine": rest, "steps": out["steps"]}
+            "generation": out["generation"], "tools": out["tools"], "engine": rest, "steps": out["steps"],
+            "first_token": out["first_token"]}
 
 
 def warm_runs(args, env: dict, model_path: str, measured) -> None:
@@ -154,7 +157,7 @@ def warm_runs(args, env: dict, model_path: str, measured) -> None:
         result = plain_loop(llama, question, args.max_steps)
         wall = time.perf_counter() - started
         measured(question, "plain, warm", {"wall": wall, "model_load": 0.0,
-                                           **{k: result[k] for k in ("prompt", "generation", "tools")},
+                                           **{k: result[k] for k in ("prompt", "generation", "tools", "first_token")},
                                            "engine": wall - result["prompt"] - result["generation"] - result["tools"],
                                            "steps": result["steps"]})
 

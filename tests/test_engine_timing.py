@@ -79,4 +79,22 @@ def test_the_load_is_charged_to_the_first_run_only():
 def test_a_model_without_the_optional_methods_still_gets_a_breakdown():
     end = run_once(ScriptedModel([TOOL_CALL, FINISH]))
     assert end.timing["model_load"] == 0.0 and end.runtime == {}
-    assert set(end.timing) == {"model_load", "prompt", "generation", "tools", "engine", "total"}
+    assert set(end.timing) == {"model_load", "prompt", "generation", "tools", "engine", "total", "first_token"}
+
+
+class LateModel(ScriptedModel):
+    """Starts streaming its reply only after 0.3 s of "prompt evaluation"."""
+
+    def generate(self, *args, **kwargs):
+        time.sleep(0.3)
+        return super().generate(*args, **kwargs)
+
+
+def test_the_first_token_is_timed_from_the_runs_start_and_shown_in_the_line():
+    from appliance.agent.timing import timing_line
+
+    end = run_once(LateModel([TOOL_CALL, FINISH]))
+    first = end.timing["first_token"]
+    assert 0.3 <= first < 0.3 + 0.4 + 0.3 and first < end.timing["total"]  # the first call's, not the second's
+    assert timing_line(end.timing).endswith(f"(first token after {first:.1f} s)")
+    assert "first token" not in timing_line({k: v for k, v in end.timing.items() if k != "first_token"})

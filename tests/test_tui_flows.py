@@ -86,6 +86,34 @@ def test_ask_streams_steps_and_shows_the_answer():
     assert ended(app).status == ev.FINISHED
 
 
+def test_typing_a_question_begins_the_machine_check_at_most_every_few_seconds():
+    """The first step's check is begun while the person types (its windows pass meanwhile): at the
+    first key, again once CHECK_WHILE_TYPING seconds have passed, and not for an empty box."""
+    from appliance.tui.app import CHECK_WHILE_TYPING
+
+    now = [100.0]
+    begun: list[float] = []
+    app = make_app(begin_check=lambda: begun.append(now[0]), clock=lambda: now[0])
+
+    async def scenario():
+        async with app.run_test(size=(80, 24)) as pilot:
+            box = app.query_one("#question", Input)
+            box.focus()
+            await pilot.press("space")
+            await pilot.pause(0.05)
+            assert begun == []  # only a blank
+            await pilot.press("w", "h", "y")
+            await wait_for(pilot, lambda: begun == [100.0])
+            now[0] += CHECK_WHILE_TYPING + 0.1
+            await pilot.press("x")
+            await wait_for(pilot, lambda: len(begun) == 2)
+            await pilot.press("y")
+            await pilot.pause(0.05)
+            assert len(begun) == 2
+
+    run(scenario())
+
+
 def test_thought_appears_while_the_model_is_still_writing():
     slow = {"thought": "x" * 20 + " checking the processes that use the CPU " + "y" * 60,
             "action": "top_processes", "action_input": {"limit": 2}}

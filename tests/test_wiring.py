@@ -13,7 +13,7 @@ from appliance.agent import events as ev
 from appliance.agent.settings import EngineSettings
 from appliance.llm.fake import ScriptedModel
 from appliance.tools.registry import TOOL_FUNCTIONS
-from appliance.wiring import EngineFactory, make_engine, wire
+from appliance.wiring import EngineFactory, prepare, wire
 
 
 class ListRecorder:
@@ -48,11 +48,14 @@ def test_wire_lets_the_tools_read_the_extra_roots_and_records_every_event_in_ord
         shutil.rmtree(root)
 
 
-def test_make_engine_is_the_tuis_engine_factory_with_every_real_tool():
-    factory: EngineFactory = make_engine
+def test_the_prepared_engine_factory_has_every_real_tool_and_one_machine_check_for_all_its_engines():
+    prepared = prepare()
+    factory: EngineFactory = prepared.engine
     engine = factory(ScriptedModel([]), EngineSettings(max_steps=3))
     assert engine.registry.names() == [f.__tool__.name for f in TOOL_FUNCTIONS]
     assert engine.settings.max_steps == 3
+    again = factory(ScriptedModel([]), EngineSettings())
+    assert engine.evidence is again.evidence is prepared.evidence and engine.registry is prepared.registry
 
 
 def test_importing_the_wiring_loads_neither_the_engine_nor_the_ui():

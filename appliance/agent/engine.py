@@ -212,6 +212,8 @@ class _Run:
         take_load = getattr(self.model, "take_load_seconds", None)
         timing = {"model_load": float(take_load()) if take_load is not None else 0.0, **parts,
                   "engine": max(0.0, total - sum(parts.values())), "total": total}
+        if self.caller.first_token is not None:
+            timing["first_token"] = self.caller.first_token
         return {name: round(value, 3) for name, value in timing.items()}
 
     def _runtime(self) -> dict[str, Any]:

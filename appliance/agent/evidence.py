@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
+from appliance.agent.early import Early
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
 from appliance.analyzers.app_folder import app_folder_findings, folder_logs
 from appliance.analyzers.base import Analyzer
@@ -35,6 +36,9 @@ GENERAL_FAMILIES = ("cpu", "memory", "filesystem_full")
 LOGS = "log_errors"
 STORAGE_FAMILIES = frozenset({"filesystem_full", "inodes", "deleted_open", "readonly_fs", "disk_io", FOLDER})
 MAX_SHOWN = 8
+# A check started ahead (MachineEvidence.prefetch) stands for the machine this long: a model load
+# takes seconds; a check older than this is read again.
+PREFETCH_MAX_AGE = 30.0
 
 
 @dataclass(frozen=True)
@@ -205,10 +209,22 @@ class MachineEvidence:
         self.timeout = timeout
         self.max_looks = max_looks
         self.readings = readings or (lambda pids: Readings(self_pids=pids, policy=self.policy))
+        self._early: Early[tuple[Readings, list[Finding]]] | None = None
+
+    def prefetch(self, self_pids: frozenset[int]) -> None:
+        """Start the machine-wide check now, in the background; the next `gather` for these pids
+        uses it when it began at most PREFETCH_MAX_AGE seconds before (a front end that knows a
+        question is coming calls this before it loads the model)."""
+        self._early = Early(self_pids, lambda: self._check(self_pids))
+
+    def _check(self, self_pids: frozenset[int]) -> tuple[Readings, list[Finding]]:
+        readings = self.readings(self_pids)
+        return readings, run_all(readings, analyzers=self.analyzers, timeout=self.timeout)
 
     def gather(self, question: str, self_pids: frozenset[int]) -> Evidence:
-        readings = self.readings(self_pids)
-        findings = run_all(readings, analyzers=self.analyzers, timeout=self.timeout)
+        early, self._early = self._early, None
+        checked = early.take(self_pids, PREFETCH_MAX_AGE) if early is not None else None
+        readings, findings = checked if checked is not None else self._check(self_pids)
         topics = tuple(for_question(question, self.analyzers))
         storage = is_storage_question(topics)
         places: list[Finding] = []

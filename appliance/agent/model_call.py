@@ -35,6 +35,8 @@ class ModelCaller:
         self.completion_tokens = 0
         self.prompt_seconds = 0.0
         self.generation_seconds = 0.0
+        self.started = started
+        self.first_token: float | None = None  # seconds from the run's start to the model's first token
 
     def generate(self, step: int, messages: Sequence[Message], schema: dict, max_tokens: int,
                  kind: str, temperature: float | None = None) -> Generator[ev.Event, None, Generation]:
@@ -67,6 +69,8 @@ class ModelCaller:
         worker.start()
         try:
             while (piece := pieces.get()) is not None:
+                if self.first_token is None and isinstance(piece, str):
+                    self.first_token = self.clock() - self.started
                 yield ev.TextDelta(self.run_id, step, piece, kind) if isinstance(piece, str) else piece
         finally:
             stop.set()

@@ -15,11 +15,16 @@ TIMING_PARTS = (("model_load", "model load"), ("prompt", "prompt"), ("generation
 def timing_line(timing: Mapping[str, Any]) -> str:
     """`12.3 s: model load 1.2 s · prompt 3.4 s · generation 6.0 s · tools 0.5 s · engine 1.2 s`.
 
-    The total includes the model load this run waited for (the run's own clock starts after it)."""
+    The total includes the model load this run waited for (the run's own clock starts after it);
+    a run that reached the model ends with when its first token came, counted from the run's start
+    (after the load): `(first token after 2.9 s)`."""
     parts = [(label, float(timing.get(key) or 0.0)) for key, label in TIMING_PARTS]
     total = max(float(timing.get("total") or 0.0) + float(timing.get("model_load") or 0.0),
                 sum(value for _, value in parts))  # a test's fixed clock says 0
-    return f"{total:.1f} s: " + " · ".join(f"{label} {value:.1f} s" for label, value in parts)
+    line = f"{total:.1f} s: " + " · ".join(f"{label} {value:.1f} s" for label, value in parts)
+    if timing.get("first_token") is not None:
+        line += f" (first token after {float(timing['first_token']):.1f} s)"
+    return line
 
 
 def runtime_line(runtime: Mapping[str, Any]) -> str:

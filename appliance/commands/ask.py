@@ -68,12 +68,15 @@ def run_ask(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and not args.no_ask
     settings = replace(settings, allow_ask=interactive)
 
+    from appliance.wiring import prepare, wire
+
+    prepared = prepare(args.allow_path)
+    prepared.begin_check()  # its windows pass while the model loads
     model = _open_model(args, paths)
     from appliance.store import open_recorder
-    from appliance.wiring import wire
 
     recorder = open_recorder(paths.db)
-    wired = wire(model, settings, extra_roots=args.allow_path, recorder=recorder)
+    wired = wire(model, settings, registry=prepared.registry, evidence=prepared.evidence, recorder=recorder)
     cancel = threading.Event()
     printer = None if args.json else LivePrinter(sys.stdout)
     progress = ProgressPrinter(sys.stderr)

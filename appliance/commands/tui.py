@@ -12,7 +12,7 @@ import os
 from typing import Any, Callable
 
 from appliance.config import Paths, resolve_paths
-from appliance.wiring import make_engine
+from appliance.wiring import prepare
 
 
 def make_model_loader(paths: Paths, *, verbose: bool = False) -> Callable[[str | None], Any]:
@@ -92,9 +92,11 @@ def build_app(args: argparse.Namespace, env: dict[str, str] | None = None) -> An
     from appliance.tui.system_sampler import PsutilSampler
 
     paths = resolve_paths(env=env, db=getattr(args, "db", None))
+    prepared = prepare()  # one machine check per question, begun while it is typed
     return ApplianceApp(
         model_loader=make_model_loader(paths, verbose=bool(getattr(args, "verbose", False))),
-        engine_factory=make_engine,
+        engine_factory=prepared.engine,
+        begin_check=prepared.begin_check,
         settings=EngineSettings(),
         recorder_factory=lambda: open_recorder(paths.db),  # in the run's thread, after the screen is up
         history=StoreHistory(paths.db),

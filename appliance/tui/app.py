@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from appliance.llm.base import ChatModel
     from appliance.wiring import EngineFactory
 
+CHECK_WHILE_TYPING = 5.0  # seconds between two machine checks begun while a question is typed
 STEP_LIMITS = (2, 3, 4, 6, 8, 10, 12, 16, 20)  # offered in the palette's list
 MAX_STEP_LIMIT = MAX_STEPS_LIMIT  # any limit up to this one is found by typing it ("step limit 7")
 WARM_WORDS = {"loaded": "prompt from cache", "evaluated": "prompt cached", "present": "prompt ready",
@@ -81,10 +82,14 @@ class ApplianceApp(App[None]):
         show_system: bool = False,
         delta_interval: float = DELTA_INTERVAL,
         checker: Checker | None = None,
+        begin_check: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
         self._model_loader = model_loader
         self._engine_factory = engine_factory
+        self._begin_check = begin_check
+        self._check_begun: float | None = None
+        self._clock = clock
         self.settings = settings
         memory = MemoryHistory()
         self.history: HistorySource = history if history is not None else memory
@@ -239,7 +244,17 @@ class ApplianceApp(App[None]):
         else:
             self.notify("No model is loaded: Ctrl+P → Switch model, or see the model screen.", severity="error")
 
+    def on_question_typed(self, message: msg.QuestionTyped) -> None:
+        """Begin the first step's machine check while the person types: at most every
+        CHECK_WHILE_TYPING seconds, so the one the run takes is that young."""
+        now = self._clock()
+        if self._begin_check is None or self._check_begun is not None and now - self._check_begun < CHECK_WHILE_TYPING:
+            return
+        self._check_begun = now
+        self._begin_check()
+
     def start_run(self, question: str, model: "ChatModel") -> None:
+        self._check_begun = None  # the run takes the check begun so far; the next question begins another
         make_engine = partial(self._engine_factory, model, self.settings)
         self.run_screen.start_run(question, make_engine, self.settings.max_steps)
 

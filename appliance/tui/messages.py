@@ -149,6 +149,11 @@ class QuestionAsked(Message):
     question: str
 
 
+class QuestionTyped(Message):
+    """The person is typing a question (no run active): the app may begin the machine check the
+    run's first step will use, so its windows pass while they type."""
+
+
 @dataclass
 class ReplayRequested(Message):
     """Open a stored run (the history's Enter)."""

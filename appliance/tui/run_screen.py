@@ -135,6 +135,11 @@ class RunScreen(Screen[None]):
         self.transcript.show_message(text, loading=loading)
 
     # ----- a run --------------------------------------------------------------------------------
+    @on(Input.Changed, "#question")
+    def typing_question(self, event: Input.Changed) -> None:
+        if event.value.strip() and not self.run_active:
+            self.post_message(msg.QuestionTyped())
+
     @on(Input.Submitted, "#question")
     def submit_question(self, event: Input.Submitted) -> None:
         question = event.value.strip()
