@@ -314,3 +314,22 @@ def test_a_ranking_question_is_answered_with_the_process_its_own_familys_verdict
                                 tools_worked=True)
     assert judge_answer("No process is hogging the CPU; the busiest uses 2 % of one core.", {},
                         conditional).problem is None
+
+
+def test_naming_the_culprit_of_a_problem_at_the_place_answers_a_which_question_about_it():
+    """"Which process holds the space?" of a folder whose deleted files a process keeps open: the
+    process is the answer, though it is no entry under the folder; another process is not."""
+    from appliance.agent.evidence import Evidence, Look
+    from appliance.agent.judge import AnswerContext, judge_answer
+
+    held = Finding("deleted_open", CRITICAL, "48.0 MiB held by the deleted file /srv/spool/out.log, still open in "
+                   "logshipper (pid 4321), 75 % of /srv/spool", culprit="logshipper", pid=4321, path="/srv/spool/out.log")
+    listing = Look("/srv/spool", "list_dir", {"path": "/srv/spool"}, {"status": "ok", "data": {"entries": []}})
+    bodies = [held.line(), "pid=4321 name=logshipper status=sleeping user=root"]
+    ctx = AnswerContext(question="df says /srv/spool is mostly used, but du finds almost nothing there. Which process "
+                                 "holds the space?", bodies=bodies, tools_worked=True,
+                        evidence=Evidence(findings=(held,), topics=("deleted_open",), looks=(listing,)))
+    assert judge_answer("logshipper (pid 4321) holds 48.0 MiB of a deleted file.", {"culprit": "logshipper"},
+                        ctx).problem is None
+    other = judge_answer("sshd holds the space.", {"culprit": "sshd"}, ctx).problem or ""
+    assert other.startswith(("[not-under-the-place", "[result.culprit")), other

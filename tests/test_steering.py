@@ -53,13 +53,46 @@ def test_a_refusal_for_another_reason_is_still_steered_when_the_answer_contradic
 def test_the_culprit_the_check_found_is_what_the_retry_names_and_begins_with():
     evidence = Evidence(findings=(CPU_OK, ZOMBIES), topics=("zombies",))
     got = steer(f"[misses-the-check: {ZOMBIES.line()}]", "why are there defunct processes?", evidence, [])
-    assert got == Steer(culprits=("reaper",), openings=("reaper",))
+    # the opening is what the check established about it, so the model cannot pin another fault on the name
+    assert got == Steer(culprits=("reaper",), openings=("reaper (pid 4242) holds 5 zombie children",))
+
+
+def test_the_opening_is_the_verdicts_clause_that_names_the_culprit_or_the_name_when_that_is_too_long():
+    from appliance.agent.steering import MAX_OPENING, statement
+
+    hog = Finding("cpu", WARNING, "CPU hog: hashminer (pid 12) uses 99 % of one core (threshold 75 %); load 1.2 "
+                                  "on 2 cores", culprit="hashminer", pid=12)
+    assert statement(hog) == "hashminer (pid 12) uses 99 % of one core (threshold 75 %)"
+    denied = Finding("permissions", WARNING, "permission denied: reportgen (pid 7), running as nobody (uid 65534), "
+                                             "may not create files in /srv/out (drwxr-xr-x root:root: only root may "
+                                             "create files in it); the log: «x»", culprit="/srv/out", path="/srv/out")
+    assert statement(denied).endswith("(drwxr-xr-x root:root: only root may create files in it)")  # a colon in parentheses
+    long = Finding("deleted_open", CRITICAL, "x" * MAX_OPENING + " held by logd", culprit="logd")
+    assert statement(long) == "logd"
+    elsewhere = Finding("zombies", WARNING, "5 zombies; their parent is not shown", culprit="reaper")
+    assert statement(elsewhere) == "reaper"
+
+
+def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the_engine_go():
+    from appliance.agent.rejection import own_words, rejection_message
+    from appliance.agent.steering import kept_after_opening
+
+    guard = [own_words(rejection_message("[no-observed-fact-named]"))]
+    opening = NO_PROBLEM + "not full"
+    assert kept_after_opening(opening + ". The disk is 26% used, which is about to fill up.", [opening], guard) \
+        == opening + "."
+    assert kept_after_opening(opening + ". Next: finish again with a new answer in your own words that names a "
+                              "process, path, number or error line.", [opening], guard) == opening + "."
+    kept = opening + ", 12 % used of 16 MiB. Nothing there fills it."
+    assert kept_after_opening(kept, [opening], guard) == kept
+    # only after the engine's own all-clear opening: a model's own words are judged as they are
+    assert kept_after_opening("The disk is full.", ["reaper"], guard) == "The disk is full."
 
 
 def test_a_problem_at_the_place_the_question_names_wins_over_its_families():
     evidence = Evidence(findings=(CPU_OK, FULL), topics=("cpu",), places=(FULL,))
     got = steer("[no-observed-fact-named]", "why can't I upload to /srv/up?", evidence, [])
-    assert got.openings == ("/srv/up",)
+    assert got.openings == ("/srv/up is 100 % full",) and got.culprits == ("/srv/up",)
 
 
 def test_a_which_question_is_steered_to_what_the_observation_ranks_first():
@@ -394,6 +427,37 @@ def test_a_retry_steered_to_no_problem_keeps_none_of_the_refused_answers_fields(
     final = [e for e in events if isinstance(e, ev.FinalAnswer)]
     assert rejected and final and not final[0].forced, [getattr(e, "reason", "") for e in rejected]
     assert final[0].answer.startswith(opening) and final[0].result == {}
+
+
+def test_a_steered_all_clear_that_repeats_the_refused_claim_keeps_the_verdict_not_the_claim():
+    """The retry begins with the engine's "No problem found: not full" and then writes the refused
+    answer again: the claim goes, the all-clear stands (before, the run ended in a forced answer)."""
+    from appliance.agent import events as ev
+    from appliance.agent.engine import Engine
+    from appliance.llm.fake import ScriptedModel
+    from appliance.tools.base import Registry
+
+    place = Finding("filesystem_full", OK, "not full: /srv/up is on /srv/up (tmpfs): 12 % used, 14.0 MiB free",
+                    {"used_percent": 12.0, "mount": "/srv/up"}, path="/srv/up")
+    evidence = Evidence(findings=(place,), topics=("filesystem_full",), places=(place,))
+
+    class Fixed:
+        def gather(self, question, self_pids):
+            return evidence
+
+    claim = "The disk is 26% used, which is about to fill up."
+    first = {"thought": "t", "action": "finish",
+             "action_input": {"answer": claim, "result": {"value": "26%"}, "evidence": []}}
+    opening = NO_PROBLEM + "not full"
+    again = {"thought": "t", "action": "finish",
+             "action_input": {"answer": f"{opening}. {claim}", "result": {"value": "26%"}, "evidence": []}}
+    engine = Engine(ScriptedModel([first, again]), Registry([]), EngineSettings(reflection=False),
+                    snapshot=lambda pids: {"load": "load=0.3 on 2 cores"}, evidence=Fixed())
+    events = list(engine.run("My uploads to /srv/up keep failing; is the disk about to fill up?"))
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)]
+    assert final and not final[0].forced and final[0].answer == opening + ".", final
+    step = [e for e in events if isinstance(e, ev.StepRecorded)][-1]
+    assert "the answer's words after the opening" in step.evaluation
 
 
 def test_a_retry_naming_a_real_path_is_no_copy_of_the_label_that_quoted_a_wrong_one():

@@ -25,7 +25,7 @@ from appliance.agent.outcome import Outcome
 from appliance.agent.rejection import own_words, rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
-from appliance.agent.steering import NO_PROBLEM, Steer, steer
+from appliance.agent.steering import NO_PROBLEM, Steer, kept_after_opening, steer
 from appliance.llm.base import GenerationStats
 from appliance.tools.base import INVALID, OK
 
@@ -66,9 +66,12 @@ class Finisher:
         if problem is not None:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
         parsed = without_cut_word(parsed, self.settings.answer_max_chars)
+        said = str(parsed.action_input.get("answer", ""))
+        cleared = kept_after_opening(said, self.ctl.openings, self.memory.copy_guard)
+        parsed = replace(parsed, action_input={**parsed.action_input, "answer": cleared})
         action_input = parsed.action_input
-        answer, result = str(action_input.get("answer", "")), dict(action_input.get("result") or {})
-        stale = self._stale_fields(answer, result)
+        answer, result = cleared, dict(action_input.get("result") or {})
+        stale = self._stale_fields(answer, result) + (("the answer's words after the opening",) if cleared != said else ())
         verdict = self._judge(answer, {k: v for k, v in result.items() if k not in stale})
         verdict = replace(verdict, dropped=stale + verdict.dropped)
         problem = verdict.problem

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import check_agreement, named_processes
+from appliance.agent.agreement import check_agreement, claims_any_fault, named_processes
+from appliance.agent.checks import copies
 from appliance.agent.answer_fit import SAY_YES_OR_NO, WHICH, YES_NO, question_form, ranked_firsts, seeks_fault
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.agent.judge import verdicts_clear
@@ -55,6 +56,34 @@ def topic_problems(evidence: Evidence) -> list[Finding]:
     found = sorted((f for f in evidence.places if f.is_problem), key=lambda f: f.family in _SYMPTOMS)
     found += [f for f in evidence.findings if f.family in topics and f.is_problem and f not in found]
     return [f for f in found if f.culprit or f.path]
+
+
+# A retry's opening leaves the answer room for the model's own words (answer_max_chars is 300).
+MAX_OPENING = 180
+
+
+def _top_clauses(text: str) -> list[str]:
+    """`text` cut at "; " and ": " outside parentheses ("(drwxr-xr-x root:root: only root may …)"
+    stays whole)."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and char in ";:" and text[i + 1:i + 2] == " ":
+            out.append(text[start:i].strip())
+            start = i + 2
+    out.append(text[start:].strip())
+    return [c for c in out if c]
+
+
+def statement(finding: Finding) -> str:
+    """What a retry about a problem begins with: the clause of its verdict that names its culprit
+    ("hashminer (pid 12) uses 99 % of one core (threshold 75 %)", "/srv/docs (tmpfs) is mounted
+    read-only"), so the answer goes on from what the check established about it rather than from
+    a bare name the model may pin another fault on; the name alone when no clause holds it or the
+    clause is too long to leave room."""
+    name = str(finding.culprit or finding.path)
+    clause = next((c for c in _top_clauses(finding.verdict) if name in c), name)
+    return clause if len(clause) <= MAX_OPENING else name
 
 
 def headline(finding: Finding) -> str:
@@ -127,7 +156,8 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     problems = topic_problems(evidence)
     if problems and not problem.startswith(("[not-the-first", "[names-no-thing")):
         names = tuple(_names(problems)[:MAX_OPENINGS])
-        return Steer(culprits=names, openings=names)
+        openings = tuple(dict.fromkeys(statement(f) for f in problems))[:MAX_OPENINGS]
+        return Steer(culprits=names, openings=openings)
     ranked = _ranked(problem, question, evidence, bodies)
     if ranked:
         names = tuple(ranked[:MAX_OPENINGS])
@@ -141,6 +171,18 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     if fine is not None and not problems:
         return Steer(openings=(NO_PROBLEM + headline(fine),))
     return _by_form(question, answer)
+
+
+def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterable[str]) -> str:
+    """A retry steered to "No problem found: <verdict>" rests on that verdict. What the model
+    writes after the opening that claims a fault again (most often the refused answer, word for
+    word) or copies the engine's own instructions goes, sentence by sentence; the rest stays."""
+    opening = next((o for o in openings if o.startswith(NO_PROBLEM) and answer.startswith(o)), None)
+    if opening is None:
+        return answer
+    parts = re.split(r"(?<=[.;!?])\s+", answer[len(opening):])
+    kept = [p for p in parts if p and not (claims_any_fault(p) or copies(p, copy_guard))]
+    return (opening + " ".join(kept)).strip()
 
 
 _YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
