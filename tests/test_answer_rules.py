@@ -333,3 +333,14 @@ def test_naming_the_culprit_of_a_problem_at_the_place_answers_a_which_question_a
                         ctx).problem is None
     other = judge_answer("sshd holds the space.", {"culprit": "sshd"}, ctx).problem or ""
     assert other.startswith(("[not-under-the-place", "[result.culprit")), other
+
+
+def test_a_quantity_with_its_unit_in_prose_is_an_observed_fact_in_any_spelling():
+    """"up 13 h 20 min" is what the uptime verdict says; "13 hours and 20 minutes" states it, "14
+    hours" does not, and a zero ("0 s ago") is no fact."""
+    from appliance.agent.checks import quantities
+
+    body = "[ok] uptime: up 13 h 20 min since 2026-12-01 10:29; 12.0 MiB free; started 0 s ago"
+    assert quantities(body) == {"13 h", "20 min", "12.0 mib"}
+    assert check_answer("It has been up for 13 hours and 20 minutes.", {}, [body], tools_worked=True).problem is None
+    assert check_answer("It has been up for 14 hours.", {}, [body], tools_worked=True).problem == "[no-observed-fact-named]"

@@ -72,6 +72,23 @@ _WORD = re.compile(r"[A-Za-z0-9_./@+:%-]+")
 _TRIVIAL = {"yes", "no", "-", "?", "0", "0.0", "none", "true", "false", "ok", "root", "/", "", "s", "r"}
 
 
+# A number with its unit in prose ("up 13 h 20 min", "12.0 MiB free"), in one spelling whatever
+# the observation or the answer wrote ("13 hours and 20 minutes" states the same two quantities).
+_UNIT_NAMES = {"h": ("h", "hr", "hrs", "hour", "hours"), "min": ("min", "mins", "minute", "minutes"),
+               "s": ("s", "sec", "secs", "second", "seconds"), "d": ("d", "day", "days"),
+               "ms": ("ms", "millisecond", "milliseconds"), "KiB": ("KiB",), "MiB": ("MiB",), "GiB": ("GiB",),
+               "TiB": ("TiB",)}
+_UNITS = {name.lower(): unit for unit, names in _UNIT_NAMES.items() for name in names}
+_QUANTITY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![\w])",
+                       re.IGNORECASE)
+
+
+def quantities(text: str) -> set[str]:
+    """The non-zero quantities with a unit the text states, as "13 h", "20 min", "12.0 mib"."""
+    return {f"{number} {_UNITS[unit.lower()]}".lower() for number, unit in _QUANTITY.findall(text)
+            if float(number) != 0}
+
+
 def observed_facts(bodies: Iterable[str]) -> set[str]:
     """The values the observations established: `key=value` values, paths, and the integer form
     of decimal numbers (a model writes 97% for cpu_pct=97.0)."""
@@ -87,6 +104,7 @@ def observed_facts(bodies: Iterable[str]) -> set[str]:
         # and decimals anywhere (a share or a size a verdict or headline states: "/ 25.4% used")
         facts.update(re.findall(r"(?<![\w.])\d{3,}(?![\w])", body))
         facts.update(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", body))
+        facts.update(quantities(body))
         # a process a verdict names in prose: "reaper (pid 4242)"
         for name, pid in re.findall(r"([\w.\-]{2,}) \(pid (\d+)\)", body):
             facts.update((name.lower(), pid))
@@ -101,6 +119,8 @@ def _mentions(text: str, haystack: str, facts: set[str]) -> bool:
     """True when the text names an observed value, or quotes three words in a row of an
     observation (free-text lines such as log messages have no key=value form)."""
     lowered = text.lower()
+    if quantities(text) & facts:
+        return True
     if any(re.search(rf"(?<![\w.]){re.escape(f)}(?![\w])", lowered) for f in facts if len(f) >= 3 or f.isdigit()):
         return True
     if any(len(w) >= 3 and w not in _TRIVIAL and (w in facts) for w in _words(text)):
