@@ -338,7 +338,7 @@ def test_naming_the_culprit_of_a_problem_at_the_place_answers_a_which_question_a
 def test_a_quantity_with_its_unit_in_prose_is_an_observed_fact_in_any_spelling():
     """"up 13 h 20 min" is what the uptime verdict says; "13 hours and 20 minutes" states it, "14
     hours" does not, and a zero ("0 s ago") is no fact."""
-    from appliance.agent.checks import quantities
+    from appliance.agent.checks import check_answer, quantities
 
     body = "[ok] uptime: up 13 h 20 min since 2026-12-01 10:29; 12.0 MiB free; started 0 s ago"
     assert quantities(body) == {"13 h", "20 min", "12.0 mib"}
