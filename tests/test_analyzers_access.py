@@ -175,4 +175,6 @@ def test_a_refused_answer_about_the_log_is_steered_to_the_place_that_denied_it_f
     assert [f.family for f in found if f.is_problem] == ["log_errors", "permissions"]
     evidence = Evidence(findings=found, topics=("log_errors",), places=found)
     steered = steer("[misses-the-check: …]", "Why are no reports being written?", evidence, [])
-    assert steered.openings[:2] == (str(out), str(log))  # the cause, then the symptom
+    cause, symptom = steered.openings[:2]  # the cause, then the symptom, each as its verdict states it
+    assert "may not create files in " + str(out) in cause and str(log) in symptom and str(out) not in symptom
+    assert steered.culprits[:2] == (str(out), str(log))

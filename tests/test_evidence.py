@@ -136,7 +136,8 @@ def test_after_missing_the_culprit_the_next_finish_must_name_one_the_check_found
     events, model = run([finish("There are 7 zombie processes."),
                          {"thought": "the check names it", "action": "finish",
                           "action_input": {"result": {"culprit": "reaper", "pid": 4242},
-                                           "answer": "reaper (pid 4242) does not reap its 7 children.", "evidence": []}}],
+                                           "answer": "7 zombie processes, all children of reaper (pid 4242), "
+                                                     "are never reaped by it.", "evidence": []}}],
                         evidence, "There are zombie processes. Which process is their parent?")
     second_schema = model.calls[1][1]
     finishes = [o for o in second_schema.get("anyOf", [second_schema]) if o["properties"]["action"]["const"] == "finish"]
@@ -144,10 +145,11 @@ def test_after_missing_the_culprit_the_next_finish_must_name_one_the_check_found
     assert result["properties"]["culprit"] == {"enum": ["reaper"]} and result["required"] == ["culprit"]
     assert list(finishes[0]["properties"]["action_input"]["properties"])[:2] == ["result", "answer"]
     # ... and its answer must begin with it (the grammar's x-starts-with; appliance.agent.steering)
-    assert finishes[0]["properties"]["action_input"]["properties"]["answer"]["x-starts-with"] == ["reaper"]
+    opening = "7 zombie processes, all children of reaper (pid 4242)"  # the verdict's clause that names it
+    assert finishes[0]["properties"]["action_input"]["properties"]["answer"]["x-starts-with"] == [opening]
     assert events[-1].status == "finished" and events[-1].result["culprit"] == "reaper"
     accepted = [e for e in events if isinstance(e, ev.StepRecorded) and e.action == "finish"][-1]
-    assert "(steered: it had to begin with one of ['reaper'])" in accepted.evaluation
+    assert f"(steered: it had to begin with one of [{opening!r}])" in accepted.evaluation
 
 
 def test_a_named_place_gets_the_verdicts_of_its_own_filesystem(tmp_path):
