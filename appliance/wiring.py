@@ -63,7 +63,7 @@ def wire(model: ChatModel, settings: EngineSettings, *, registry: Registry | Non
     `extra_roots` (`--allow-path`), or `registry` (an evaluation's, its sandbox readable),
     recording through `recorder` (by default nothing is recorded). `readings`: how the analyzers
     read the machine before the first step (by default `Readings` with the product's windows);
-    `evidence`: the first step's evidence, already under way (`start_check`)."""
+    `evidence`: the first step's evidence, perhaps already under way (`Prepared.begin_check`)."""
     from appliance.agent.engine import Engine
     from appliance.agent.evidence import MachineEvidence
     from appliance.tools.registry import default_registry

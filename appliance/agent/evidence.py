@@ -75,6 +75,13 @@ class Evidence:
         topical = [f for f in self.findings if f.family in wanted and not f.is_problem]
         return _distinct(at_places + ours + others + places_fine + topical)[:MAX_SHOWN]
 
+    def asked_problems(self) -> list[Finding]:
+        """The problems the question asks about: those at the places it names, causes before the
+        log summaries that show their symptom (a folder the log's writer may not write, then the
+        log), then those of its families."""
+        found = sorted((f for f in self.places if f.is_problem), key=lambda f: f.family == LOGS)
+        return found + [f for f in self.findings if f.family in self.topics and f.is_problem and f not in found]
+
     def main_problems(self) -> list[Finding]:
         """The problems of the family the question is most about (the first topic), with a culprit."""
         if not self.topics:

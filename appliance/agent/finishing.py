@@ -71,9 +71,10 @@ class Finisher:
         parsed = replace(parsed, action_input={**parsed.action_input, "answer": cleared})
         action_input = parsed.action_input
         answer, result = cleared, dict(action_input.get("result") or {})
-        stale = self._stale_fields(answer, result) + (("the answer's words after the opening",) if cleared != said else ())
+        stale = self._stale_fields(answer, result)
+        cut = ("the answer's words after the opening",) if cleared != said else ()
         verdict = self._judge(answer, {k: v for k, v in result.items() if k not in stale})
-        verdict = replace(verdict, dropped=stale + verdict.dropped)
+        verdict = replace(verdict, dropped=stale + cut + verdict.dropped)
         problem = verdict.problem
         may_retry = self.ctl.may_retry(step)
         if problem is not None and not may_retry and (verdict.invented or verdict.copied):

@@ -17,7 +17,6 @@ from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agre
 from appliance.agent.answer_fit import WHICH, YES_NO, asks_ranking, check_fit, outside_place, question_form, seeks_fault, yes_or_no
 from appliance.agent.checks import Verdict, check_answer, claims_problem
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
-from appliance.analyzers.base import Finding
 
 NO_FACT = "[no-observed-fact-named]"
 NOTHING_CLAIMED = "[claims-no-fault: the question asks what is wrong and the checks found nothing wrong; say so with their values, or name what an observation shows at fault]"
@@ -68,13 +67,6 @@ def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None
     return NOTHING_CLAIMED
 
 
-def _asked_problems(evidence: Evidence) -> list[Finding]:
-    """The problems the question asks about: at the places it names and of its families. An answer
-    naming what one of them names (the process holding a named folder's deleted files) answers
-    the question, also when that is no entry under the place."""
-    return [f for f in evidence.places if f.is_problem] + problems_for(evidence.findings, evidence.topics)
-
-
 def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> Verdict:
     """The answer check, then (when it passes) the answer's fit to the verdicts, to the
     appliance's own processes and to the question's form. A misfit is marked `invented`: it is
@@ -110,7 +102,9 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               or claims_nothing(answer, ctx.question, evidence)
               or check_agreement(answer, kept, evidence.findings, evidence.topics)
               or wrong_place(answer, kept, evidence.places)
-              or (None if names_a_problem(" ".join([answer, *map(str, kept.values())]), _asked_problems(evidence))
+              # naming what an asked-about problem names (the process holding a named folder's
+              # deleted files) answers the question, also when that is no entry under the place
+              or (None if names_a_problem(" ".join([answer, *map(str, kept.values())]), evidence.asked_problems())
                   else outside_place(ctx.question, answer, kept, [look.path for look in evidence.looks], ctx.bodies))
               or (None if evidence.looks or not seeks_fault(ctx.question)
                   else misses_culprit(answer, kept, evidence.main_problems()))

@@ -44,18 +44,9 @@ def _names(findings: Iterable[Finding]) -> list[str]:
     return list(dict.fromkeys(str(f.culprit or f.path) for f in findings if f.culprit or f.path))
 
 
-# A log's error summary is the symptom; the verdicts on what its errors point at (a port nothing
-# listens on, a folder its writer may not write) are the cause, and come first.
-_SYMPTOMS = ("log_errors",)
-
-
 def topic_problems(evidence: Evidence) -> list[Finding]:
-    """The problems of the places the question names and of its families, with something to name;
-    at the places, causes before the log summaries they explain."""
-    topics = set(evidence.topics)
-    found = sorted((f for f in evidence.places if f.is_problem), key=lambda f: f.family in _SYMPTOMS)
-    found += [f for f in evidence.findings if f.family in topics and f.is_problem and f not in found]
-    return [f for f in found if f.culprit or f.path]
+    """The problems the question asks about (Evidence.asked_problems) with something to name."""
+    return [f for f in evidence.asked_problems() if f.culprit or f.path]
 
 
 # A retry's opening leaves the answer room for the model's own words (answer_max_chars is 300).
