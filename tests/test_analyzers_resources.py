@@ -24,14 +24,16 @@ from support.resource_faults import (MIB, SAY_DONE, SLEEP_FOREVER, WAIT_FOR_GO, 
                              need, remount, swapfile, tmpfs)
 
 PROBLEM = (WARNING, CRITICAL)
-# Four threads hashing big buffers (hashlib releases the GIL): every core busy. The scheduler shares
-# the CPU between sessions (autogroups) first, so on a machine other sessions keep busy a burner in
-# its own session would get only its share; as root it raises its session's weight for the second
-# the test lasts, so it is the hog a person would see, above the threshold, whatever else runs.
+# One thread hashing a big buffer (hashlib releases the GIL): one core kept busy, the hog the family
+# names. The scheduler shares the CPU between sessions (autogroups) first, so on a machine other
+# sessions keep busy a burner in its own session would get only its share; as root it raises its
+# session's weight for the second the test lasts, so it is the hog a person would see, above the
+# threshold, whatever else runs. One thread, not one per core: a boosted burner on every core would
+# starve the check itself, which runs at the weight a person's terminal has.
 BURN = ("import hashlib, threading\nblob = bytes(8 << 20)\n"
         "try:\n    open('/proc/self/autogroup', 'w').write('-15')\nexcept OSError:\n    pass\n"
         "def burn():\n    while True:\n        hashlib.sha256(blob).digest()\n"
-        "for _ in range(4):\n    threading.Thread(target=burn, daemon=True).start()\n")
+        "threading.Thread(target=burn, daemon=True).start()\n")
 
 
 def check(family: str, readings: Readings | None = None, **kwargs) -> list:
@@ -54,11 +56,21 @@ def sandbox():
 # -- cpu ---------------------------------------------------------------------------------------
 
 
+def hog_findings(pid: int, tries: int = 4) -> list:
+    """The cpu problems naming `pid`, sampled again (up to `tries` times) while there are none: on a
+    host another job keeps busy, one 0.6 s window can fall where the burner was starved."""
+    for _ in range(tries):
+        hogs = [f for f in problems(check("cpu", sample_seconds=0.6)) if f.pid == pid]
+        if hogs:
+            return hogs
+    return []
+
+
 def test_cpu_hog_is_named(sandbox):
     name = f"burner-{short_token()}"
     pid, _ = sandbox.spawn(name, "ready()\n" + BURN + SLEEP_FOREVER)
     time.sleep(0.2)
-    hogs = [f for f in problems(check("cpu", sample_seconds=0.6)) if f.pid == pid]
+    hogs = hog_findings(pid)
     assert hogs and hogs[0].culprit == name and hogs[0].pid == pid, hogs
     assert hogs[0].values["percent_of_one_core"] >= 75 and hogs[0].verdict.startswith("CPU hog")
     assert "% of one core" in hogs[0].verdict and "load" in hogs[0].verdict
@@ -66,7 +78,7 @@ def test_cpu_hog_is_named(sandbox):
 
 def test_cpu_never_blames_the_appliance_itself():
     """A burner that is the appliance's own child (self_pids is this test) is never the culprit."""
-    child = subprocess.Popen([sys.executable, "-c", BURN + "import time\ntime.sleep(30)\n"])
+    child = subprocess.Popen([sys.executable, "-c", BURN + "import time\ntime.sleep(30)\n"], start_new_session=True)
     try:
         time.sleep(0.3)
         found = check("cpu", sample_seconds=0.6, self_pids=frozenset({os.getpid()}))
@@ -362,11 +374,13 @@ def test_the_appliance_itself_is_never_a_culprit(tmp_path):
     group = MemoryGroup(100 * MIB)
     with tmpfs(tmp_path / "own", "size=16m") as mount:
         child = subprocess.Popen([sys.executable, "-c", OWN_MISCHIEF, str(group.path), str(mount / "own.log")],
-                                 stdout=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, text=True, start_new_session=True)
         try:
             assert child.stdout.readline().strip() == "ready"
-            found = run_all(Readings(self_pids=frozenset({os.getpid()}), sample_seconds=0.6), analyzers=RESOURCES)
-            unowned = run_all(Readings(self_pids=frozenset(), sample_seconds=0.6), analyzers=RESOURCES)
+            # who is blamed is the point here, not speed (that is test_every_family_gives_a_verdict_in_time)
+            found = run_all(Readings(self_pids=frozenset({os.getpid()}), sample_seconds=0.6), analyzers=RESOURCES,
+                            timeout=15.0)
+            unowned = run_all(Readings(self_pids=frozenset(), sample_seconds=0.6), analyzers=RESOURCES, timeout=15.0)
         finally:
             child.kill()
             child.wait()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 from textual.widgets import DataTable, Input, Markdown
@@ -117,15 +118,17 @@ def test_typing_a_question_begins_the_machine_check_at_most_every_few_seconds():
 def test_thought_appears_while_the_model_is_still_writing():
     slow = {"thought": "x" * 20 + " checking the processes that use the CPU " + "y" * 60,
             "action": "top_processes", "action_input": {"limit": 2}}
-    app = make_app([slow, STEP_FINISH], delay=0.01)
+    release = threading.Event()
+    app = make_app([slow, STEP_FINISH], delay=0.01, release=release)
 
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
             await ask(pilot, "why is it slow?")
             await wait_for(pilot, lambda: 1 in app.run_screen.transcript.cards and "checking" in app.run_screen.transcript.cards[1].thought)
-            # Part of the thought is on screen before the model finished the step.
+            # Part of the thought is on screen while the model is held before its step's last piece.
             assert not any(isinstance(e, ev.ThoughtMade) for e in app.run_screen.events_seen)
             assert "{" not in app.run_screen.transcript.cards[1].thought
+            release.set()
             await wait_for(pilot, lambda: ended(app) is not None)
 
     run(scenario())

@@ -10,17 +10,19 @@ that did the model's work on the event loop would miss them by far: the step tak
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from appliance.agent import events as ev
 from appliance.tui.latency import key_latencies, loop_lag
 from support.tui import STEP_FINISH, ask, make_app, run, wait_for
 
-LONG_STEP = {"thought": "checking the processes that use the CPU " * 15, "action": "top_processes",
+LONG_STEP = {"thought": "checking the processes that use the CPU " * 60, "action": "top_processes",
              "action_input": {"limit": 5}}
 
 
 def test_key_presses_are_handled_promptly_while_tokens_stream():
-    app = make_app([LONG_STEP, STEP_FINISH], delay=0.01, sample_interval=3600)
+    release = threading.Event()  # the model cannot finish its step before the keys were measured
+    app = make_app([LONG_STEP, STEP_FINISH], delay=0.01, sample_interval=3600, release=release)
     results = {}
 
     def panel_shown():
@@ -43,6 +45,7 @@ def test_key_presses_are_handled_promptly_while_tokens_stream():
             results["busy_lag"] = await lag_task
             results["shown"] = len(app.run_screen.transcript.cards[1].thought) - shown_before
             results["still_generating"] = generating()
+            release.set()
             await wait_for(pilot, lambda: not app.run_screen.run_active, timeout=30)
 
     run(scenario())

@@ -7,6 +7,7 @@ model's behaviour is the point.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections import deque
 from typing import Callable, Iterable, Sequence
@@ -21,7 +22,9 @@ class ScriptedModel:
 
     A reply may be a string (returned as is), a dict (dumped as JSON) or a callable that receives
     the messages and schema and returns either. `delay` seconds pass between streamed pieces (for
-    responsiveness tests); `error` raises on the nth call (0-based) to simulate a model failure.
+    responsiveness tests); `release`, when given, makes each reply's last piece wait until it is set
+    (or the caller stops), so a test can look at the screen while the model is provably still writing
+    however slow the host, and once it is set the rest streams without delay; `fail_on_call` raises on the nth call (0-based) to simulate a model failure.
     Every call is kept in `calls` as (messages, schema) so tests can inspect the prompts.
     """
 
@@ -34,6 +37,7 @@ class ScriptedModel:
         delay: float = 0.0,
         piece_size: int = 4,
         fail_on_call: int | None = None,
+        release: threading.Event | None = None,
     ) -> None:
         self.replies: deque[Reply] = deque(replies)
         self.info = ModelInfo(name=name, path="", size=0, sha256="", context_length=context_length)
@@ -41,6 +45,7 @@ class ScriptedModel:
         self.delay = delay
         self.piece_size = piece_size
         self.fail_on_call = fail_on_call
+        self.release = release
         self.calls: list[tuple[list[Message], dict]] = []
         self._previous_tokens = 0
 
@@ -83,11 +88,14 @@ class ScriptedModel:
             if should_stop is not None and should_stop():
                 finish = "cancelled"
                 break
+            if start + self.piece_size >= len(text) and not self._released(should_stop):
+                finish = "cancelled"
+                break
             piece = text[start : start + self.piece_size]
             produced.append(piece)
             if on_text is not None:
                 on_text(piece)
-            if self.delay:
+            if self.delay and not (self.release is not None and self.release.is_set()):
                 time.sleep(self.delay)
         out = "".join(produced)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
@@ -98,3 +106,10 @@ class ScriptedModel:
             generation_ms=elapsed_ms,
         )
         return Generation(text=out, finish_reason=finish, stats=stats)
+
+    def _released(self, should_stop: ShouldStop | None) -> bool:
+        """Waits for `release` (when there is one); False when the caller stopped meanwhile."""
+        while self.release is not None and not self.release.wait(0.02):
+            if should_stop is not None and should_stop():
+                return False
+        return True

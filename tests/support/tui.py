@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -96,10 +97,12 @@ def make_app(
     settings: EngineSettings | None = None,
     loader: Callable[[str | None], Any] | None = None,
     deterministic: bool = False,
+    release: threading.Event | None = None,
     **kwargs: Any,
 ) -> ApplianceApp:
-    """The real app and engine; the model is scripted. deterministic: fixed clocks for snapshots."""
-    model = model or FixedStatsModel(list(replies), name="smollm2-135m-instruct", delay=delay)
+    """The real app and engine; the model is scripted. deterministic: fixed clocks for snapshots;
+    release: each reply's last piece waits for it (see ScriptedModel)."""
+    model = model or FixedStatsModel(list(replies), name="smollm2-135m-instruct", delay=delay, release=release)
     clock = (lambda: 0.0) if deterministic else None
     options: dict[str, Any] = dict(
         model_loader=loader or (lambda spec: model),
