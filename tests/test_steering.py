@@ -85,8 +85,31 @@ def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the
                               "process, path, number or error line.", [opening], guard) == opening + "."
     kept = opening + ", 12 % used of 16 MiB. Nothing there fills it."
     assert kept_after_opening(kept, [opening], guard) == kept
-    # only after the engine's own all-clear opening: a model's own words are judged as they are
+    # only after an opening the engine set: a model's own words are judged as they are
     assert kept_after_opening("The disk is full.", ["reaper"], guard) == "The disk is full."
+
+
+def test_a_clause_after_a_culprit_opening_that_contradicts_a_verdict_goes():
+    from appliance.agent.agreement import check_agreement
+    from appliance.agent.steering import kept_after_opening
+
+    space_ok = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / (ext4) is 26 % used")
+    inodes = Finding("inodes", CRITICAL, "/srv/php uses 100 % of its inodes, 0 of 512 free", culprit="/srv/php")
+
+    def contradicts(text: str) -> bool:
+        return check_agreement(text, {}, (space_ok, inodes), ()) is not None
+
+    opening = "/srv/php uses 100 % of its inodes, 0 of 512 free"
+    said = opening + ", which is why the root filesystem is full."
+    assert kept_after_opening(said, [opening], [], contradicts) == opening + "."
+    said = opening + ". The disk is full. New files need a free inode."
+    assert kept_after_opening(said, [opening], [], contradicts) == opening + ". New files need a free inode."
+    # what agrees with the verdicts stays, clause and sentence
+    said = opening + ", so no new file can be created there. Free space does not help."
+    assert kept_after_opening(said, [opening], [], contradicts) == said
+    # without a verdict it contradicts, the same clause stays
+    said = opening + ", which is why the root filesystem is full."
+    assert kept_after_opening(said, [opening], [], lambda text: False) == said
 
 
 def test_a_problem_at_the_place_the_question_names_wins_over_its_families():

@@ -16,6 +16,7 @@ from typing import Any, Generator, Iterator, Mapping
 from appliance.agent import events as ev
 from appliance.agent.actions import FINISH, Step, check_reserved
 from appliance.agent.answer_fit import log_error_lines
+from appliance.agent.agreement import check_agreement
 from appliance.agent.checks import Verdict, normalized
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import finding_fields
@@ -67,7 +68,7 @@ class Finisher:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
         parsed = without_cut_word(parsed, self.settings.answer_max_chars)
         said = str(parsed.action_input.get("answer", ""))
-        cleared = kept_after_opening(said, self.ctl.openings, self.memory.copy_guard)
+        cleared = kept_after_opening(said, self.ctl.openings, self.memory.copy_guard, self._contradicts)
         parsed = replace(parsed, action_input={**parsed.action_input, "answer": cleared})
         action_input = parsed.action_input
         answer, result = cleared, dict(action_input.get("result") or {})
@@ -108,6 +109,10 @@ class Finisher:
         self.memory.rejected_answers.append(normalized(answer))
         self.memory.copy_guard.append(rejection_message(own_words(problem)))  # its words, not the evidence it quotes
         return Outcome("rejected", message, "answer_check", evaluation=f"answer rejected: {problem}")
+
+    def _contradicts(self, text: str) -> bool:
+        """The text claims a fault of a family whose verdicts all found none."""
+        return check_agreement(text, {}, self.memory.evidence.findings, ()) is not None
 
     def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:
         """A retry steered to "No problem found: <verdict>" rests on that verdict; the result

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import check_agreement, claims_any_fault, named_processes
 from appliance.agent.checks import copies
@@ -164,16 +164,36 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     return _by_form(question, answer)
 
 
-def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterable[str]) -> str:
-    """A retry steered to "No problem found: <verdict>" rests on that verdict. What the model
-    writes after the opening that claims a fault again (most often the refused answer, word for
-    word) or copies the engine's own instructions goes, sentence by sentence; the rest stays."""
-    opening = next((o for o in openings if o.startswith(NO_PROBLEM) and answer.startswith(o)), None)
+# Where the sentence an opening begins goes on in a clause of the model's own: ", which is why …",
+# ", so …", ", but …".
+_CLAUSE_AFTER_OPENING = re.compile(r"(,\s+|;\s+|\s+-\s+)(?=(?:which|so|and|but|because|meaning|causing|hence|thus)\b)",
+                                   re.I)
+
+
+def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterable[str],
+                       contradicts: Callable[[str], bool] = lambda text: False) -> str:
+    """A steered retry rests on the verdict its opening states. What the model writes after the
+    opening goes, clause by clause in the opening's own sentence and sentence by sentence after
+    it, when it copies the engine's own instructions, when it contradicts a verdict
+    (`contradicts`: "…, which is why the root filesystem is full" where that check found none),
+    or, after "No problem found", when it claims any fault again (most often the refused answer,
+    word for word). The rest stays."""
+    opening = next((o for o in openings if o and answer.startswith(o)), None)
     if opening is None:
         return answer
-    parts = re.split(r"(?<=[.;!?])\s+", answer[len(opening):])
-    kept = [p for p in parts if p and not (claims_any_fault(p) or copies(p, copy_guard))]
-    return (opening + " ".join(kept)).strip()
+    cleared = opening.startswith(NO_PROBLEM)
+
+    def goes(part: str) -> bool:
+        return copies(part, copy_guard) or contradicts(part) or (cleared and claims_any_fault(part))
+
+    tail = answer[len(opening):]
+    first, *rest = re.split(r"(?<=[.;!?])\s+", tail)
+    pieces = _CLAUSE_AFTER_OPENING.split(first)  # [text, separator, clause, separator, clause, …]
+    head = pieces[0] + "".join(sep + clause for sep, clause in zip(pieces[1::2], pieces[2::2]) if not goes(clause))
+    if head != first and first.rstrip().endswith((".", "!", "?")) and not head.rstrip().endswith((".", "!", "?")):
+        head = head.rstrip() + first.rstrip()[-1]
+    kept = [p for p in rest if p and not goes(p)]
+    return (opening + " ".join([head, *kept]) if kept else opening + head).strip()
 
 
 _YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
