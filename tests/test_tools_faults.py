@@ -3,6 +3,7 @@ problem, ranked where a person would look first."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import psutil
 import pytest
@@ -175,22 +177,55 @@ def test_listening_socket_is_found_with_its_owner():
         kill(pid)
 
 
-def test_own_socket_is_labelled_as_the_appliance_and_connections_grouped_by_remote():
-    registry = build_registry(ToolContext(policy=PathPolicy.confined(["/tmp"]), self_pids=frozenset({os.getpid()})))
+@contextlib.contextmanager
+def served(clients: int) -> Iterator[int]:
+    """A real listening socket of this process on 127.0.0.1 with `clients` real connections to it;
+    yields its port."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
     port = server.getsockname()[1]
-    clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
-    accepted = [server.accept()[0] for _ in clients]
+    connected = [socket.create_connection(("127.0.0.1", port)) for _ in range(clients)]
+    accepted = [server.accept()[0] for _ in connected]
     try:
+        yield port
+    finally:
+        for s in connected + accepted + [server]:
+            s.close()
+
+
+def test_own_socket_is_labelled_as_the_appliance_and_connections_grouped_by_remote():
+    registry = build_registry(ToolContext(policy=PathPolicy.confined(["/tmp"]), self_pids=frozenset({os.getpid()})))
+    with served(clients=3) as port:
         data = registry.call("network_connections", {"kind": "tcp", "state": "all", "port": port})["data"]
         assert "(appliance itself)" in data["listening"][0]["process"]
         to_server = [g for g in data["established_by_remote"] if g["remote"] == f"127.0.0.1:{port}"]
         assert to_server and to_server[0]["connections"] == 3
-    finally:
-        for s in clients + accepted + [server]:
-            s.close()
+
+
+def test_a_filter_that_matches_nothing_still_says_what_there_is():
+    """A real listener with three real clients: asked for established sockets on the listening
+    port's neighbour (nothing), the tool still names the listener of a named port and the process
+    with the most connections, instead of a bare "no matching sockets"."""
+    registry = registry_for("/tmp")
+    with served(clients=3) as port:
+        outcome = registry.call("network_connections", {"kind": "tcp", "state": "established", "port": port})
+        assert outcome["status"] == "ok"  # three clients: the filter matched, no extra line
+        assert "without_filters" not in outcome["data"]
+        free = next(p for p in range(port + 1, port + 200) if not any(c.laddr and c.laddr.port == p
+                                                                      for c in psutil.net_connections("inet")))
+        outcome = registry.call("network_connections", {"kind": "tcp", "state": "established", "port": free})
+        assert outcome["status"] == "empty"
+        line = outcome["data"]["without_filters"]
+        assert line.startswith(f"no process listens on port {free}; ") and "established connections on all ports" in line
+        outcome = registry.call("network_connections", {"kind": "tcp", "state": "listen", "port": free})
+        assert outcome["data"]["headline"] == f"port {free}: no process listens on it"
+        # the listening port named with the wrong state: its owner is still named
+        with served(clients=0) as lonely:
+            line = registry.call("network_connections", {"kind": "tcp", "state": "established",
+                                                         "port": lonely})["data"]["without_filters"]
+            assert line.startswith(f"port {lonely} is listened on by: python") and f"(pid {os.getpid()})" in line
+            assert "the most connections: " in line
 
 
 def test_read_log_summarises_errors_among_noise(tmp_path):

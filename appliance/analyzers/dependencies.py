@@ -16,7 +16,7 @@ from typing import Iterable
 from appliance.analyzers.access import access_findings
 from appliance.analyzers.base import Finding
 from appliance.analyzers.log_errors import analyze_log_path
-from appliance.analyzers.network import port_finding
+from appliance.analyzers.network import port_finding, ports_in
 from appliance.analyzers.readings import Readings
 
 _LOCAL = r"(?:127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)"
@@ -27,13 +27,7 @@ MAX_PORTS = 3
 
 def refused_ports(texts: Iterable[str]) -> list[int]:
     """The local ports that lines of `texts` say a connection to was refused, in order."""
-    ports: list[int] = []
-    for text in texts:
-        for match in _REFUSED_AT.finditer(text):
-            port = int(match.group(1) or match.group(2))
-            if 0 < port < 65536 and port not in ports:
-                ports.append(port)
-    return ports[:MAX_PORTS]
+    return ports_in(_REFUSED_AT, texts, MAX_PORTS)
 
 
 def log_findings(path: str, readings: Readings) -> list[Finding]:

@@ -2,7 +2,8 @@
 socket tables (psutil.net_connections): nothing is sent and no name is resolved.
 
 Listening is an inventory: a port that listens is not a fault, so `listening` gives an ok verdict
-naming them; `port_finding(port)` answers "is my dependency up?" (a warning when nothing listens).
+naming them; `port_finding(port)` answers "who listens on port X?" and "is my dependency up?" (a
+warning when nothing listens where something should).
 `connections` flags one process with an abnormal number of sockets in one state: many CLOSE_WAIT
 (the peer closed, the program never did: a socket leak), many SYN_SENT (it keeps trying to reach
 something that does not answer) or hundreds of connections overall. Thresholds:
@@ -11,8 +12,10 @@ docs/analyzers.md.
 
 from __future__ import annotations
 
+import re
 import socket
 from collections import Counter, defaultdict
+from typing import Iterable
 
 import psutil
 
@@ -68,15 +71,31 @@ def listeners(readings: Readings, port: int | None = None) -> list[dict]:
     return sorted(seen.values(), key=lambda r: (r["port"], r["proto"], r["address"]))
 
 
+def ports_in(pattern: re.Pattern, texts: Iterable[str], limit: int) -> list[int]:
+    """The distinct valid ports that `pattern`'s groups capture in `texts`, in order, at most `limit`."""
+    ports: list[int] = []
+    for text in texts:
+        for match in pattern.finditer(text):
+            port = int(next(g for g in match.groups() if g))
+            if 0 < port < 65536 and port not in ports:
+                ports.append(port)
+    return ports[:limit]
+
+
 def is_listening(port: int, *, proto: str = "tcp", readings: Readings | None = None) -> bool:
     """Does any process listen on `port` (any local address)? For dependency checks."""
     return any(r["proto"] == proto for r in listeners(readings or Readings(), port))
 
 
-def port_finding(port: int, readings: Readings | None = None, *, proto: str = "tcp") -> Finding:
-    """The verdict on one port a person named: who listens on it, or a warning that nothing does."""
+def port_finding(port: int, readings: Readings | None = None, *, proto: str = "tcp",
+                 expect_listener: bool = True) -> Finding:
+    """The verdict on one port: who listens on it; when nothing does, a warning where something
+    should (a dependency refused there), else the fact that the port is free."""
     readings = readings or Readings()
     found = [r for r in listeners(readings, port) if r["proto"] == proto]
+    if not found and not expect_listener:
+        return Finding("listening", OK, f"nothing listens on {proto} port {port}: the port is free",
+                       {"port": port, "proto": proto, "listening": False})
     if not found:
         return Finding("listening", WARNING, f"nothing listens on {proto} port {port}: a service that should "
                        f"answer there is down or listens elsewhere", {"port": port, "proto": proto, "listening": False},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Annotated, Literal, Optional
 
 import psutil
@@ -112,8 +112,29 @@ def network_connections(
     if found.unknown_owner:
         data["note"] = _ownerless_note(found.unknown_owner)
     if not unique and not established and not found.other_states:
+        if port is not None or state != "all" or kind != "all":
+            # "nothing matched" alone reads as "nothing is there": say what there is without the filters
+            data = {"without_filters": _unfiltered(port, own_tree(ctx.self_pids)), **data}
         return result(EMPTY, data, "no matching sockets" + (f" on port {port}" if port else ""))
     return ok(data)
+
+
+def _unfiltered(port: int | None, own: set[int]) -> str:
+    """One line on every socket of the machine: who listens on `port`, how many ports listen and
+    connections are established, and the process with the most of them."""
+    everything = _sort_sockets(psutil.net_connections("inet"), "all", None, own)
+    parts = []
+    if port is not None:
+        owners = sorted({r["process"] or "an unknown process" for r in everything.listening if r["port"] == port})
+        parts.append(f"port {port} is listened on by: {', '.join(owners)}" if owners
+                     else f"no process listens on port {port}")
+    listening = len({(r["proto"], r["port"]) for r in everything.listening})
+    established = sum(g["connections"] for g in everything.remote.values())
+    text = f"{listening} listening ports and {established} established connections on all ports"
+    if everything.by_process:
+        name, count = everything.by_process.most_common(1)[0]
+        text += f"; the most connections: {name}, {count}"
+    return "; ".join(parts + [text])
 
 
 class _Sockets:
@@ -125,6 +146,7 @@ class _Sockets:
         self.remote: dict[str, dict] = defaultdict(lambda: {"connections": 0, "local_ports": set(), "processes": set()})
         self.other_states: dict[str, int] = defaultdict(int)
         self.unknown_owner = 0
+        self.by_process: Counter[str] = Counter()  # established connections per owning process
 
 
 def _sort_sockets(conns: list, state: str, port: int | None, own: set[int]) -> _Sockets:
@@ -149,6 +171,7 @@ def _sort_sockets(conns: list, state: str, port: int | None, own: set[int]) -> _
             owner = _owner(c.pid, names, own)
             if owner:
                 group["processes"].add(owner)
+                found.by_process[owner] += 1
         elif not is_listen and state == "all":
             found.other_states[c.status] += 1
     return found
