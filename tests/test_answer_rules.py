@@ -282,6 +282,11 @@ def test_an_answer_that_reports_an_error_line_is_no_denial_though_it_says_not():
     answer = f"The report generator may not write to that folder: the user does not have permission. The log: '{line}'"
     assert not denies_all(answer)
     assert denies_all("The log does not show any errors.")
+    # a tool's own refusal, told in words, is no "nothing is wrong" either
+    assert not denies_all("The process is sleeping, but it does not have the necessary privileges to access "
+                          "its executable, working directory, I/O, open file.")
+    assert not denies_all("Its open files are not readable without root.")
+    assert denies_all("No process is close to its open-file limit.")
     log = Finding("log_errors", WARNING, f"/var/log/gen.log: 1 error line; it starts with: «{line}»",
                   culprit="/var/log/gen.log", path="/var/log/gen.log")
     ctx = AnswerContext(question="The report generator logs to /var/log/gen.log. Why are no reports written?",

@@ -78,8 +78,10 @@ def claims(text: str, pattern: re.Pattern) -> bool:
 # Words of a reported error: a clause with one is not a denial even when it says "not" ("could not
 # open stock.db: database disk image is malformed").
 _ERROR_WORDS = re.compile(r"(?i:\b(?:could not|couldn't|cannot|can't|refused|denied|malformed|corrupt\w*|failed|"
-                          r"unreachable|timed out|permissions?|not (?:allowed|permitted|running|listening|"
-                          r"responding|reachable|writable))\b)|\bERROR\b|\bFATAL\b|\[Errno")
+                          r"unreachable|timed out|permissions?|privileges?|access\w* (?:is |was )?(?:denied|refused)|"
+                          r"not (?:allowed|permitted|running|listening|responding|reachable|writable|readable|accessible)"
+                          r"|(?:does|do|did)\s*(?:not|n't) have (?:the )?(?:necessary |required |enough )?"
+                          r"(?:rights|access))\b)|\bERROR\b|\bFATAL\b|\[Errno")
 
 
 def denies_all(answer: str) -> bool:
