@@ -67,11 +67,16 @@ _TROUBLE = re.compile(
 )
 
 
+def reports_trouble(question: str) -> bool:
+    """The question's words report or ask about trouble ("slow", "can't", "refused", "anything")."""
+    return bool(_TROUBLE.search(question))
+
+
 def seeks_fault(question: str) -> bool:
     """True when the person reports trouble or asks what is at fault ("my laptop is slow", "which
     process uses the most CPU?", "is anything wrong?"), not for plain facts ("what kernel does this
     machine run?"): only then must an answer name what the checks found at fault."""
-    return question_form(question) == WHICH or bool(_TROUBLE.search(question))
+    return question_form(question) == WHICH or reports_trouble(question)
 
 
 def question_form(question: str) -> str:

@@ -16,7 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
+from appliance.agent.answer_fit import reports_trouble
 from appliance.agent.early import Early
+from appliance.agent.port_fit import LISTENING
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
 from appliance.analyzers.app_folder import app_folder_findings, folder_logs
 from appliance.analyzers.base import Analyzer
@@ -25,6 +27,7 @@ from appliance.analyzers.config_file import config_findings, is_config_path
 from appliance.analyzers.dependencies import log_findings
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 from appliance.analyzers.folder_sizes import folder_finding
+from appliance.analyzers.network import port_finding, ports_in
 from appliance.analyzers.storage import place_findings
 from appliance.tools.base import Registry
 from appliance.tools.logs import LOG_FOLDER, LOG_NAME, is_log_path
@@ -125,6 +128,25 @@ def named_paths(question: str) -> list[str]:
         if path not in paths and path not in ("/",):
             paths.append(path)
     return paths
+
+
+_PORT = re.compile(r"\bports?\s+(?:number\s+|no\.?\s*|#\s*)?(\d{1,5})\b"
+                   r"|\b(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\])\s*:\s*(\d{1,5})\b", re.I)
+MAX_PORTS = 3
+
+
+def named_ports(question: str) -> list[int]:
+    """The ports the question names ("port 8080", "localhost:5432"), in order, at most MAX_PORTS."""
+    return ports_in(_PORT, [question], MAX_PORTS)
+
+
+def port_verdicts_for(question: str, readings: Readings) -> list[Finding]:
+    """Who listens on each port the question names. Nothing listening is a warning only when the
+    person reports trouble there ("can't connect to localhost:5432"); asked "is port 8080 free?",
+    it is the plain fact that the port is free."""
+    proto = "udp" if re.search(r"\budp\b", question, re.I) else "tcp"
+    trouble = reports_trouble(question)
+    return [port_finding(port, readings, proto=proto, expect_listener=trouble) for port in named_ports(question)]
 
 
 def is_storage_question(topics: Sequence[str]) -> bool:
@@ -233,6 +255,10 @@ class MachineEvidence:
         checked = early.take(self_pids, PREFETCH_MAX_AGE) if early is not None else None
         readings, findings = checked if checked is not None else self._check(self_pids)
         topics = tuple(for_question(question, self.analyzers))
+        ports = port_verdicts_for(question, readings) if self.analyzers else []
+        if ports:  # first among the listening verdicts: the answer to the question's own port
+            findings = ports + [f for f in findings if f not in ports]
+            topics = topics if LISTENING in topics else (*topics, LISTENING)
         storage = is_storage_question(topics)
         places: list[Finding] = []
         looks = tuple(self._looks(question, readings, storage))

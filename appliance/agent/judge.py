@@ -16,7 +16,8 @@ from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agre
                                        yes_no_fit)
 from appliance.agent.answer_fit import WHICH, YES_NO, asks_ranking, check_fit, outside_place, question_form, seeks_fault, yes_or_no
 from appliance.agent.checks import Verdict, check_answer, claims_problem
-from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
+from appliance.agent.port_fit import port_fit, unasked_port
 
 NO_FACT = "[no-observed-fact-named]"
 NOTHING_CLAIMED = "[claims-no-fault: the question asks what is wrong and the checks found nothing wrong; say so with their values, or name what an observation shows at fault]"
@@ -99,6 +100,8 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
             kept = {k: v for k, v in kept.items() if k not in drop}
             verdict = replace(verdict, result=kept, dropped=verdict.dropped + drop)
     misfit = (names_self(answer, kept, ctx.self_pids, (), ctx.bodies)
+              or port_fit(ctx.question, answer, kept, evidence.findings, named_ports(ctx.question))
+              or unasked_port(ctx.question, answer, named_ports(ctx.question))
               or claims_nothing(answer, ctx.question, evidence)
               or check_agreement(answer, kept, evidence.findings, evidence.topics)
               or wrong_place(answer, kept, evidence.places)

@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from appliance.agent.agreement import check_agreement, claims_any_fault, named_processes
 from appliance.agent.checks import copies
 from appliance.agent.answer_fit import SAY_YES_OR_NO, WHICH, YES_NO, question_form, ranked_firsts, seeks_fault
-from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
+from appliance.agent.port_fit import UNASKED_PORT, port_opening
 from appliance.agent.judge import verdicts_clear
 from appliance.analyzers.base import OK, Finding
 
@@ -103,8 +104,10 @@ def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:
     return next((f for f in evidence.findings if f.family == family and not f.is_problem), None)
 
 
-# Refusals that say the answer named no real culprit (itself, one no observation shows, or none).
-_NO_REAL_CULPRIT = ("[claims-no-fault", "[names-the-appliance-itself", "[result.", "[no-observed-fact-named")
+# Refusals that say the answer named no real culprit (itself, one no observation shows, none, or
+# only what it filtered by).
+_NO_REAL_CULPRIT = ("[claims-no-fault", "[names-the-appliance-itself", "[result.", "[no-observed-fact-named",
+                    UNASKED_PORT)
 
 
 def _fine_topic(problem: str, question: str, evidence: Evidence) -> Finding | None:
@@ -144,6 +147,10 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
         return Steer(openings=(LOG_CAUSE,))
     if problem == SAY_YES_OR_NO:
         return Steer(openings=("Yes", "No"))  # the form is settled, not the answer
+    at_port = port_opening(problem, evidence.findings, named_ports(question))
+    if at_port is not None:
+        culprits, opening = at_port
+        return Steer(culprits=culprits, openings=(opening[:MAX_OPENING],))
     problems = topic_problems(evidence)
     if problems and not problem.startswith(("[not-the-first", "[names-no-thing")):
         names = tuple(_names(problems)[:MAX_OPENINGS])
