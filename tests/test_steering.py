@@ -513,3 +513,17 @@ def test_a_retry_naming_a_real_path_is_no_copy_of_the_label_that_quoted_a_wrong_
     final = [e for e in events if isinstance(e, ev.FinalAnswer)]
     assert rejected and rejected[0].startswith("[answer-path")
     assert final and not final[0].forced and "daily-exports" in final[0].answer
+
+
+def test_a_refused_answer_to_how_long_begins_with_its_familys_verdict():
+    from appliance.agent.steering import topic_fact
+
+    uptime = Finding("uptime", OK, "up 16 h 9 min since 2026-12-01 10:29; no boot history recorded")
+    evidence = Evidence(findings=(MEM_OK, uptime), topics=("uptime",))
+    got = steer("[names-the-appliance-itself: the assistant is never the answer]", "how long since the last reboot?",
+                evidence, [])
+    assert got == Steer(openings=(uptime.verdict,))
+    # not for other forms, and a long verdict gives its first clause with a number
+    assert topic_fact("why did it reboot?", evidence) is None
+    long = Finding("uptime", OK, "booted long ago: " + "x" * 200 + "; up 3 days 2 h")
+    assert topic_fact("how long has it been up?", Evidence(findings=(long,), topics=("uptime",))) == "up 3 days 2 h"

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import check_agreement, claims_any_fault, named_processes
 from appliance.agent.checks import copies
-from appliance.agent.answer_fit import SAY_YES_OR_NO, WHICH, YES_NO, question_form, ranked_firsts, seeks_fault
+from appliance.agent.answer_fit import AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, question_form, ranked_firsts, seeks_fault
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
 from appliance.agent.port_fit import UNASKED_PORT, port_opening
 from appliance.agent.judge import verdicts_clear
@@ -168,7 +168,23 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
         fine = fine_place(question, evidence)
     if fine is not None and not problems:
         return Steer(openings=(NO_PROBLEM + headline(fine),))
+    fact = None if problems else topic_fact(question, evidence)
+    if fact is not None:
+        return Steer(openings=(fact,))
     return _by_form(question, answer)
+
+
+def topic_fact(question: str, evidence: Evidence) -> str | None:
+    """For "how long / how many / how full …?": the ok verdict of the question's first family that
+    has one states the amount ("up 16 h 9 min since 2026-12-01 10:29; …"), so a refused answer's
+    retry begins with it; cut to its first clause with a number when it is too long to leave room."""
+    if question_form(question) != AMOUNT:
+        return None
+    verdict = next((f.verdict for family in evidence.topics for f in evidence.findings
+                    if f.family == family and f.severity == OK), None)
+    if verdict is None or len(verdict) <= MAX_OPENING:
+        return verdict
+    return next((c for c in _top_clauses(verdict) if re.search(r"\d", c) and len(c) <= MAX_OPENING), None)
 
 
 # Where the sentence an opening begins goes on in a clause of the model's own: ", which is why …",
