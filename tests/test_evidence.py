@@ -183,3 +183,17 @@ def test_a_storage_question_measures_a_folder_of_logs_and_a_tools_error_is_no_lo
     memory.remember_log("error", "error: /srv/spool/outbox.log is a binary file; for the systemd journal use unit")
     memory.remember_log("ok", "lines:\n  2024-05-14 ERROR upload failed: quota exceeded")
     assert memory.log_bodies == ["lines:\n  2024-05-14 ERROR upload failed: quota exceeded"]
+
+
+def test_after_a_steered_opening_a_sentence_refused_again_on_its_own_goes():
+    """The retry of "how long since the last reboot?" begins with the uptime verdict; the sentence
+    after it that blames the appliance (what the refused answer said) goes, the rest is accepted."""
+    uptime = Finding("uptime", OK, "up 16 h 9 min since 2026-12-01 10:29; no boot history recorded")
+    evidence = Evidence((MEM_OK, uptime), ("uptime",))
+    self_blame = "The python (appliance itself) process has used 12.3 MiB of memory."
+    events, _ = run([finish(self_blame), finish(uptime.verdict + ". " + self_blame)], evidence,
+                    "how long since the last reboot?")
+    rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
+    assert len(rejected) == 1  # (here for naming no observed fact: no tool ran)
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
+    assert not final.forced and final.answer == uptime.verdict + "."

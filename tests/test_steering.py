@@ -130,7 +130,8 @@ def test_a_which_question_without_a_ranking_uses_the_process_its_verdict_names()
     evidence = Evidence(findings=(MEM_OK,), topics=("memory",))
     got = steer("[names-the-appliance-itself: the assistant is never the answer]",
                 "which process uses the most memory?", evidence, [])
-    assert got.openings == ("cachehog",)
+    assert got.openings == ("the top consumer is cachehog (pid 999) with 3.1 GiB (13 % of RAM)",)
+    assert got.culprits == ("cachehog",)
 
 
 def test_a_log_answer_that_did_not_quote_the_cause_begins_with_the_log():

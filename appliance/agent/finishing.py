@@ -16,13 +16,14 @@ from typing import Any, Generator, Iterator, Mapping
 from appliance.agent import events as ev
 from appliance.agent.actions import FINISH, Step, check_reserved
 from appliance.agent.answer_fit import log_error_lines
-from appliance.agent.agreement import check_agreement
+from appliance.agent.agreement import check_agreement, names_self
 from appliance.agent.checks import Verdict, normalized
 from appliance.agent.control import LoopControl
-from appliance.agent.evidence import finding_fields
+from appliance.agent.evidence import finding_fields, named_ports
 from appliance.agent.judge import AnswerContext, judge_answer
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import Outcome
+from appliance.agent.port_fit import unasked_port
 from appliance.agent.rejection import own_words, rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
@@ -68,7 +69,7 @@ class Finisher:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
         parsed = without_cut_word(parsed, self.settings.answer_max_chars)
         said = str(parsed.action_input.get("answer", ""))
-        cleared = kept_after_opening(said, self.ctl.openings, self.memory.copy_guard, self._contradicts)
+        cleared = kept_after_opening(said, self.ctl.openings, self.memory.copy_guard, self._refused_alone)
         parsed = replace(parsed, action_input={**parsed.action_input, "answer": cleared})
         action_input = parsed.action_input
         answer, result = cleared, dict(action_input.get("result") or {})
@@ -110,9 +111,13 @@ class Finisher:
         self.memory.copy_guard.append(rejection_message(own_words(problem)))  # its words, not the evidence it quotes
         return Outcome("rejected", message, "answer_check", evaluation=f"answer rejected: {problem}")
 
-    def _contradicts(self, text: str) -> bool:
-        """The text claims a fault of a family whose verdicts all found none."""
-        return check_agreement(text, {}, self.memory.evidence.findings, ()) is not None
+    def _refused_alone(self, text: str) -> bool:
+        """A piece of an answer that would be refused again on its own: it claims a fault of a
+        family whose verdicts all found none, blames the appliance, or denies something at a port
+        the question never named."""
+        return (check_agreement(text, {}, self.memory.evidence.findings, ()) is not None
+                or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
+                or unasked_port(self.question, text, named_ports(self.question)) is not None)
 
     def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:
         """A retry steered to "No problem found: <verdict>" rests on that verdict; the result

@@ -136,6 +136,18 @@ def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[st
     return list(dict.fromkeys(r.subject for r in ranked_firsts(bodies)))
 
 
+def _ranking_clause(name: str, evidence: Evidence) -> str:
+    """What a which-retry begins with: the clause of the question's own verdict that ranks `name`
+    ("the most, 302, in threadfarm (pid 29368)"), so the answer goes on from the check's number
+    rather than pinning a fault on a bare name; the name alone where no short clause holds it."""
+    for family in evidence.topics:
+        for finding in (f for f in evidence.findings if f.family == family):
+            clause = next((c for c in _top_clauses(finding.verdict) if re.search(rf"(?<![\w.-]){re.escape(name)} \(pid", c)), None)
+            if clause and len(clause) <= MAX_OPENING:
+                return clause
+    return name
+
+
 def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str],
           log_errors: Sequence[str] = (), answer: str = "", result: Mapping[str, Any] | None = None) -> Steer:
     """The culprits and openings for the retry of an answer refused with `problem`.
@@ -159,7 +171,7 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     ranked = _ranked(problem, question, evidence, bodies)
     if ranked:
         names = tuple(ranked[:MAX_OPENINGS])
-        return Steer(culprits=names, openings=names)
+        return Steer(culprits=names, openings=tuple(_ranking_clause(name, evidence) for name in names))
     fine = _contradicted_ok(problem, evidence) or _fine_topic(problem, question, evidence)
     if fine is None and answer:
         fine = _contradicted_ok(check_agreement(answer, result or {}, evidence.findings, evidence.topics) or "",
@@ -194,11 +206,11 @@ _CLAUSE_AFTER_OPENING = re.compile(r"(,\s+|;\s+|\s+-\s+)(?=(?:which|so|and|but|b
 
 
 def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterable[str],
-                       contradicts: Callable[[str], bool] = lambda text: False) -> str:
+                       refused: Callable[[str], bool] = lambda text: False) -> str:
     """A steered retry rests on the verdict its opening states. What the model writes after the
     opening goes, clause by clause in the opening's own sentence and sentence by sentence after
-    it, when it copies the engine's own instructions, when it contradicts a verdict
-    (`contradicts`: "…, which is why the root filesystem is full" where that check found none),
+    it, when it copies the engine's own instructions, when it would be refused on its own
+    (`refused`: "…, which is why the root filesystem is full" where that check found none),
     or, after "No problem found", when it claims any fault again (most often the refused answer,
     word for word). The rest stays."""
     opening = next((o for o in openings if o and answer.startswith(o)), None)
@@ -207,7 +219,7 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     cleared = opening.startswith(NO_PROBLEM)
 
     def goes(part: str) -> bool:
-        return copies(part, copy_guard) or contradicts(part) or (cleared and claims_any_fault(part))
+        return copies(part, copy_guard) or refused(part) or (cleared and claims_any_fault(part))
 
     tail = answer[len(opening):]
     first, *rest = re.split(r"(?<=[.;!?])\s+", tail)
