@@ -107,6 +107,18 @@ def test_a_clause_after_a_culprit_opening_that_contradicts_a_verdict_goes():
     # what agrees with the verdicts stays, clause and sentence
     said = opening + ", so no new file can be created there. Free space does not help."
     assert kept_after_opening(said, [opening], [], contradicts) == said
+    # the opening's sentence continued straight into the contradiction ends at the opening
+    connections_ok = Finding("connections", OK, "connections are normal: 40 inbound, 40 outbound; the most, 80, "
+                                                "in fanout (pid 7)")
+
+    def against_connections(text: str) -> bool:
+        return check_agreement(text, {}, (connections_ok,), ()) is not None
+
+    ranked = "the most, 80, in fanout (pid 7)"
+    said = ranked + " is opening tons of network connections, which floods the network. It started at 10:00."
+    assert kept_after_opening(said, [ranked], [], against_connections) == ranked + ". It started at 10:00."
+    assert kept_after_opening(ranked + " holds them to one server.", [ranked], [], against_connections) \
+        == ranked + " holds them to one server."
     # without a verdict it contradicts, the same clause stays
     said = opening + ", which is why the root filesystem is full."
     assert kept_after_opening(said, [opening], [], lambda text: False) == said

@@ -212,7 +212,9 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     it, when it copies the engine's own instructions, when it would be refused on its own
     (`refused`: "…, which is why the root filesystem is full" where that check found none),
     or, after "No problem found", when it claims any fault again (most often the refused answer,
-    word for word). The rest stays."""
+    word for word). Where the opening's own sentence goes on into such a claim ("the most, 80, in
+    fanout (pid 7) is opening tons of connections" where the check found them normal), the
+    sentence ends at the opening. The rest stays."""
     opening = next((o for o in openings if o and answer.startswith(o)), None)
     if opening is None:
         return answer
@@ -224,7 +226,10 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     tail = answer[len(opening):]
     first, *rest = re.split(r"(?<=[.;!?])\s+", tail)
     pieces = _CLAUSE_AFTER_OPENING.split(first)  # [text, separator, clause, separator, clause, …]
-    head = pieces[0] + "".join(sep + clause for sep, clause in zip(pieces[1::2], pieces[2::2]) if not goes(clause))
+    if pieces[0].strip(" .") and goes(opening + pieces[0]) and not goes(opening):
+        head = ""  # the opening's sentence, continued into what the check denies ("… is opening tons of …")
+    else:
+        head = pieces[0] + "".join(sep + clause for sep, clause in zip(pieces[1::2], pieces[2::2]) if not goes(clause))
     if head != first and first.rstrip().endswith((".", "!", "?")) and not head.rstrip().endswith((".", "!", "?")):
         head = head.rstrip() + first.rstrip()[-1]
     kept = [p for p in rest if p and not goes(p)]
