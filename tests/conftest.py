@@ -67,6 +67,7 @@ MACHINE_FILES = {
     "test_analyzers_app_folder.py": "gathers the first step's evidence over the whole machine (its analyzers) "
                                     "for a named application folder",
     "test_tools_faults.py": "plants real faults (hogs, listeners) for the tools to find",
+    "test_port_fit.py": "plants a real listener and gathers the first step's evidence over the whole machine",
     "test_tools_live.py": "asserts invariants of the live process table (named PIDs exist)",
     "test_tools_safety.py": "plants processes with canary command lines, reads every tool over the host",
     "test_tui_checks.py": "plants a real zombie parent and runs the real analyzers",
@@ -94,6 +95,8 @@ BESIDE = {
                                    "(by pid); its only machine-wide verdict, 'thread counts are normal', no "
                                    "parallel test can change: none starts a process of 1,000 threads",
     "test_analyzers_network.py": "asserts on its own listener, server and clients (by pid and port)",
+    "test_port_fit.py": "asserts on its own listener's port and on a port the kernel had just handed out and taken "
+                        "back (free); no verdict of another family",
     "test_analyzers_dependencies.py": "asserts on the log line and the port it chose, one the kernel had just handed "
                                       "out: only another process binding that very port within the test's second "
                                       "could change it, beside the parallel tests or on any shared machine",
