@@ -249,6 +249,13 @@ def named_processes(findings: Iterable[Finding]) -> list[str]:
     return list(dict.fromkeys(m.group(1) for f in findings for m in NAMED_PROCESS.finditer(f.verdict)))
 
 
+def names_process(stated: str, name: str, pid: object) -> bool:
+    """The text names the process: its name as a whole word, or its pid."""
+    text = stated.lower()
+    return bool(name and re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", text)) \
+        or bool(pid and re.search(rf"\b{pid}\b", text))
+
+
 def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
                        topic: str | None) -> str | None:
     """For "which process has the most …?": the verdict of the question's own family names the
@@ -259,9 +266,8 @@ def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequenc
         match = NAMED_PROCESS.search(finding.verdict)
         if match is None:
             continue
-        stated = " ".join([answer, *(str(v) for v in result.values())]).lower()
-        name, pid = match.group(1).lower(), match.group(2)
-        if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", stated) or re.search(rf"\b{pid}\b", stated):
+        stated = " ".join([answer, *(str(v) for v in result.values())])
+        if names_process(stated, match.group(1), match.group(2)):
             return None
         return f"[not-the-first: the check ranks first: {finding.line()[:160]}]"
     return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from appliance.agent.agreement import clauses, denies_all
+from appliance.agent.agreement import clauses, denies_all, names_process
 from appliance.agent.answer_fit import WHICH, question_form
 from appliance.analyzers.base import Finding
 
@@ -47,11 +47,8 @@ def port_claim(answer: str) -> str | None:
 
 
 def _names_owner(stated: str, verdict: Finding) -> bool:
-    owner = str(verdict.values.get("owner") or "").split(" (")[0].lower()
-    pid = verdict.values.get("owner_pid")
-    text = stated.lower()
-    return bool(owner and re.search(rf"(?<![\w.-]){re.escape(owner)}(?![\w-])", text)) \
-        or bool(pid and re.search(rf"\b{pid}\b", text))
+    owner = str(verdict.values.get("owner") or "").split(" (")[0]
+    return names_process(stated, owner, verdict.values.get("owner_pid"))
 
 
 def port_fit(question: str, answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
