@@ -142,8 +142,11 @@ def test_restarts_inside_the_appliance_never_count(tmp_path):
 
 def test_a_parent_spawning_short_lived_children_is_named(tmp_path):
     with planted(SPAWNER, "appliance-test-spawner", tmp_path) as (pid, _):
-        found = restarts.restarts(readings(sample_seconds=1.0))
-        mine = [f for f in found if f.pid == pid]
+        for _ in range(3):  # on a loaded machine one window's birth rate may fall short; retry
+            found = restarts.restarts(readings(sample_seconds=1.0))
+            mine = [f for f in found if f.pid == pid]
+            if mine:
+                break
         assert mine and mine[0].severity == "warning", found
         assert "spawns short-lived children" in mine[0].verdict
         assert mine[0].values["per_second"] >= restarts.SPAWN_RATE_WARNING

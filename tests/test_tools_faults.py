@@ -20,7 +20,8 @@ from appliance.tools.registry import ToolContext, build_registry
 from appliance.tools.paths import PathPolicy
 from support.tools import kill, registry_for, spawn_detached
 
-# Burns CPU in several threads (hashlib releases the GIL on large buffers). On a machine shared
+# Burns CPU in two threads (hashlib releases the GIL on large buffers): as much as the two cores
+# hold, and no more, so the sampling tool itself is not starved of CPU. On a machine shared
 # with other CPU-bound work the scheduler's autogroups share the CPU per session, so where allowed
 # (root or CAP_SYS_NICE) the hog raises its session's weight to stay clearly the busiest process.
 CPU_HOG = """
@@ -34,7 +35,7 @@ blob = b"x" * (1 << 20)
 def burn():
     while True:
         hashlib.sha256(blob).digest()
-for _ in range(4):
+for _ in range(2):
     threading.Thread(target=burn, daemon=True).start()
 pathlib.Path(READY_FILE).write_text("ready")
 threading.Event().wait()
@@ -65,7 +66,7 @@ def test_cpu_hog_is_ranked_first_by_top_processes():
     pid = spawn_detached(CPU_HOG, argv0="appliance-test-cpuhog", ready="ready")
     try:
         time.sleep(0.3)
-        for attempt in range(2):  # a shared CI machine may have a burst elsewhere; retry once
+        for attempt in range(3):  # a shared CI machine may have a burst elsewhere; retry
             outcome = registry.call("top_processes", {"sort_by": "cpu", "n": 5, "sample_seconds": 1.0})
             first = outcome["data"]["top"][0]
             if first["pid"] == pid:
@@ -95,12 +96,14 @@ def test_a_child_of_the_appliance_is_labelled_as_the_appliance_itself():
 
 
 def test_large_allocation_tops_memory_report():
-    """A 600 MiB resident allocation is ranked first, unless this shared machine runs something
-    bigger (a loaded model): then it is ranked exactly after those, and nothing smaller is above it."""
+    """A resident allocation larger than anything else running is ranked first. It is sized from
+    the biggest process now (the test process itself holds a loaded model late in a serial run),
+    and whatever grows past it meanwhile on this shared machine may rank above it, nothing smaller."""
     registry = registry_for("/tmp")
-    size = 600 << 20
+    largest = max((p.info["memory_info"].rss for p in psutil.process_iter(["memory_info"]) if p.info["memory_info"]), default=0)
+    size = max(600 << 20, int(largest * 1.3))
     if size > psutil.virtual_memory().available // 3:
-        pytest.skip("not enough free memory to allocate 600 MiB safely")
+        pytest.skip(f"not enough free memory to allocate {size >> 20} MiB safely")
     pid = spawn_detached(MEMORY_HOG.replace("SIZE", str(size)), argv0="appliance-test-memhog", ready="ready")
     try:
         consumers = registry.call("memory_report", {"n": 20})["data"]["top_consumers"]
@@ -115,8 +118,8 @@ def test_large_allocation_tops_memory_report():
                 assert psutil.Process(above["pid"]).memory_info().rss > hog_rss * 0.9, (above, consumers)
             except psutil.NoSuchProcess:
                 pass
-        bigger = [p.pid for p in psutil.process_iter(["memory_info"]) if p.info["memory_info"] and p.info["memory_info"].rss > hog_rss * 1.1]
-        if not bigger:
+        near = [p.pid for p in psutil.process_iter(["memory_info"]) if p.pid != pid and p.info["memory_info"] and p.info["memory_info"].rss > hog_rss * 0.9]
+        if not near:
             assert pids[0] == pid, consumers
         by_memory = registry.call("top_processes", {"sort_by": "memory", "n": 10, "sample_seconds": 0.2})["data"]["top"]
         assert [r["pid"] for r in by_memory].index(pid) <= pids.index(pid) + 1
