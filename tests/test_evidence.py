@@ -197,3 +197,33 @@ def test_after_a_steered_opening_a_sentence_refused_again_on_its_own_goes():
     assert len(rejected) == 1  # (here for naming no observed fact: no tool ran)
     final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
     assert not final.forced and final.answer == uptime.verdict + "."
+
+
+def test_after_no_problem_found_a_share_of_another_filesystem_goes(tmp_path):
+    """Asked about a place on its own filesystem, the retry steered to the place's verdict keeps
+    the verdict and drops a sentence about another filesystem's share (the refused answer again)."""
+    import subprocess
+
+    mount = tmp_path / "uploads"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)]).returncode != 0:
+        pytest.fail("!!! could not mount a tmpfs (needs root)")
+    try:
+        registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
+        question = f"is {mount} about to fill up?"
+        evidence = MachineEvidence(registry).gather(question, frozenset())
+        assert not any(f.is_problem for f in evidence.places)
+        root = next(f for f in registry.call("disk_usage", {})["data"]["filesystems"] if f["mount"] == "/")
+        root_share = f"The / filesystem is {root['used_percent']}% full."  # not the share of the place's tmpfs
+        model = ScriptedModel([call("disk_usage"), finish(root_share, culprit="/"),
+                               finish(f"No problem found: not full. {root_share}", culprit="/")])
+        engine = Engine(model, registry, EngineSettings(max_steps=4, reflection=False),
+                        snapshot=lambda pids: {"load": {"1m": 0.3}}, evidence=FixedEvidence(evidence))
+        events = list(engine.run(question))
+        rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
+        assert rejected and rejected[0].reason.startswith("[another-place")
+        final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
+        assert not final.forced and final.answer.startswith("No problem found: not full")
+        assert root_share not in final.answer and "culprit" not in final.result
+    finally:
+        subprocess.run(["umount", str(mount)])

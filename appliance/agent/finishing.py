@@ -16,7 +16,7 @@ from typing import Any, Generator, Iterator, Mapping
 from appliance.agent import events as ev
 from appliance.agent.actions import FINISH, Step, check_reserved
 from appliance.agent.answer_fit import log_error_lines
-from appliance.agent.agreement import check_agreement, names_self
+from appliance.agent.agreement import check_agreement, names_self, wrong_place
 from appliance.agent.checks import Verdict, normalized
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import finding_fields, named_ports
@@ -113,10 +113,13 @@ class Finisher:
 
     def _refused_alone(self, text: str) -> bool:
         """A piece of an answer that would be refused again on its own: it claims a fault of a
-        family whose verdicts all found none, blames the appliance, or denies something at a port
-        the question never named."""
-        return (check_agreement(text, {}, self.memory.evidence.findings, ()) is not None
+        family whose verdicts all found none, blames the appliance, gives the share of another
+        filesystem than the one holding the place asked about, or denies something at a port the
+        question never named."""
+        evidence = self.memory.evidence
+        return (check_agreement(text, {}, evidence.findings, ()) is not None
                 or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
+                or wrong_place(text, {}, evidence.places) is not None
                 or unasked_port(self.question, text, named_ports(self.question)) is not None)
 
     def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:
