@@ -180,6 +180,9 @@ class RandomLogitsSession(Session):
     def logits(self, row: int) -> np.ndarray:
         return self.rows[row]
 
+    def evaluated(self) -> np.ndarray:
+        return np.asarray(self.tokens, dtype=np.intc)
+
 
 PROPERTY_SCHEMAS = [
     {
@@ -318,6 +321,48 @@ def test_drafts_are_used_with_prefix_logits(smollm2):
     result = FastDecoder(PrefixLogitsSession(smollm2, 7, 0.5), draft=True).decode(
         grammar, SamplingSettings(temperature=0.0), max_tokens=60)
     assert result.forced_tokens >= 5, result
+
+
+class CopyingSession(PrefixLogitsSession):
+    """Logits of a model that copies: where the last three tokens appeared before, the token
+    that followed them there wins; elsewhere the row is random. Still a pure function of the
+    prefix, so drafts can change how many decodes run, never which tokens come out."""
+
+    def __init__(self, llama, seed: int, context: list[int]) -> None:
+        super().__init__(llama, seed, 0.0)
+        self.tokens = [1, *context]
+        self.decodes = 0
+
+    def _prefix_row(self, n: int) -> np.ndarray:
+        row = super()._prefix_row(n)
+        prefix = self.tokens[:n]
+        for i in range(len(prefix) - 4, -1, -1):
+            if prefix[i : i + 3] == prefix[-3:]:
+                row[prefix[i + 3]] += 60.0
+                break
+        return row
+
+    def decode(self, tokens) -> None:
+        self.decodes += 1
+        super().decode(tokens)
+
+
+def test_drafts_copied_from_the_context_change_the_decodes_not_the_tokens(smollm2):
+    rng = np.random.default_rng(3)
+    eog = set(Session(smollm2).eog_ids)
+    line = [int(t) for t in rng.choice(np.arange(200, 5000), 40, replace=False) if int(t) not in eog]
+    context = [*rng.integers(200, 5000, 25).tolist(), *line, *rng.integers(200, 5000, 10).tolist(), *line[:3]]
+    runs = {}
+    for lookup in (True, False):
+        session = CopyingSession(smollm2, 11, context)
+        result = FastDecoder(session, draft=True, lookup=lookup).decode(
+            None, SamplingSettings(temperature=0.0), max_tokens=30)
+        runs[lookup] = (result, session.decodes)
+    (copied, decodes), (plain, plain_decodes) = runs[True], runs[False]
+    assert copied.tokens == plain.tokens
+    assert copied.tokens[:20] == line[3:23]  # the copying model really copies the line
+    assert copied.copied_tokens >= 15 and plain.copied_tokens == 0
+    assert decodes <= plain_decodes // 3, (decodes, plain_decodes)
 
 
 @pytest.mark.parametrize("low,high", [(0, 4194304), (0, 65535), (-5, 12), (-300, -7), (1, None), (10, 10)])

@@ -28,6 +28,7 @@ class GenerationStats:
     prompt_tokens_reused: int = 0
     completion_tokens: int = 0
     forced_tokens: int = 0
+    copied_tokens: int = 0  # drafts copied from the context and kept (llm/lookup.py)
     generation_ms: float = 0.0
     prompt_ms: float = 0.0
     threads: int | None = None

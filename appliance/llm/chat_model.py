@@ -75,6 +75,7 @@ class LlamaChatModel:
     thread_policy: called before each generate; returns (n_threads, n_threads_batch).
     sampling: top-k/top-p/min-p/repeat-penalty/seed; the temperature comes from each call.
     draft: let the fast decoder evaluate grammar-forced tokens in batches (see fast_decoder.FastDecoder).
+    lookup: and also drafts copied from the context (llm/lookup.py), where the grammar forces nothing.
     prompt_cache: where the KV state of the system prompt is kept between processes (None: nowhere).
     runtime: the llama.cpp settings the context was made with, recorded with each run.
     load_seconds: how long loading the model took (charged to the first run that uses it).
@@ -89,6 +90,7 @@ class LlamaChatModel:
         thread_policy: ThreadPolicy | None = None,
         sampling: SamplingSettings | None = None,
         draft: bool = True,
+        lookup: bool = True,
         prompt_cache: PromptCache | None = None,
         runtime: dict | None = None,
         load_seconds: float = 0.0,
@@ -99,7 +101,7 @@ class LlamaChatModel:
         self.sampling = sampling or SamplingSettings()
         self.template = ChatTemplate.from_llama(llama)
         self._session = Session(llama)
-        self._decoder = make_decoder(decoder, self._session, draft=draft)
+        self._decoder = make_decoder(decoder, self._session, draft=draft, lookup=lookup)
         self.decoder_name = decoder
         self._transcript = Transcript()
         self._lock = threading.Lock()
@@ -284,6 +286,7 @@ class LlamaChatModel:
             prompt_tokens_reused=reused,
             completion_tokens=len(result.tokens),
             forced_tokens=result.forced_tokens,
+            copied_tokens=result.copied_tokens,
             generation_ms=(finished - prompt_done) * 1000.0,
             prompt_ms=(prompt_done - started) * 1000.0,
             threads=threads,

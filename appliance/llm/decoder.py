@@ -21,11 +21,13 @@ from appliance.llm.fast_decoder import FastDecoder
 from appliance.llm.session import Session
 
 
-def make_decoder(kind: str, session: Session, *, draft: bool = True) -> FastDecoder | BuiltinDecoder:
+def make_decoder(kind: str, session: Session, *, draft: bool = True,
+                 lookup: bool = True) -> FastDecoder | BuiltinDecoder:
     """'fast' (default) or 'builtin'. draft=False makes the fast decoder evaluate one token per
-    decode, exactly like the builtin path (see `FastDecoder`)."""
+    decode, exactly like the builtin path (see `FastDecoder`); lookup=False keeps its grammar
+    drafts and leaves out the ones copied from the context."""
     if kind == "fast":
-        return FastDecoder(session, draft=draft)
+        return FastDecoder(session, draft=draft, lookup=lookup)
     if kind == "builtin":
         return BuiltinDecoder(session)
     raise ModelError(f"unknown decoder {kind!r} (use 'fast' or 'builtin')")

@@ -14,7 +14,11 @@ the agent. `FastDecoder` does what llama.cpp's own tools do and a little more:
    under a millisecond); the first mismatch drops the rest of the draft. Under greedy decoding the
    output is therefore exactly what the built-in path produces, while a batch of k forced tokens
    costs about one token's decode time.
-3. Stop as soon as the grammar allows nothing but end-of-generation, without asking the model.
+3. Where the grammar forces nothing (inside a free string), draft what the context suggests: the
+   tokens that followed the latest few generated tokens where they last appeared (lookup.py: the
+   answer and its evidence copy observation lines). Verified the same way, so only the model's own
+   choices are kept.
+4. Stop as soon as the grammar allows nothing but end-of-generation, without asking the model.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from appliance.llm.base import ShouldStop
 from appliance.llm.decode_result import DecodeResult, OnToken
 from appliance.llm.grammar import CompiledGrammar
 from appliance.llm.grammar_matcher import GrammarMatcher, ProbeSet
+from appliance.llm.lookup import LookupDrafter
 from appliance.llm.sampling import NEG_INF, Candidates, SamplerChain, SamplingSettings
 from appliance.llm.session import Session
 
@@ -42,9 +47,10 @@ class FastDecoder:
 
     name = "fast"
 
-    def __init__(self, session: Session, *, draft: bool = True) -> None:
+    def __init__(self, session: Session, *, draft: bool = True, lookup: bool = True) -> None:
         self.session = session
         self.draft = draft
+        self.lookup = draft and lookup
         self._probes = ProbeSet.for_session(session)
         self._matchers: dict[str, GrammarMatcher] = {}
         self._free = Candidates(session.lib, session.n_vocab)  # for unconstrained sampling
@@ -74,9 +80,12 @@ class FastDecoder:
         result = DecodeResult()
         rows: list[int] = [-1]
         draft: list[int] = []
+        copied = False  # the draft came from the context (lookup), not from the grammar
+        drafter = LookupDrafter(never=session.eog_ids) if self.lookup else None
         try:
             while True:
                 chosen = None
+                accepted = len(draft)
                 for j, row in enumerate(rows):
                     if should_stop is not None and should_stop():
                         result.finish_reason = "cancelled"
@@ -89,23 +98,33 @@ class FastDecoder:
                     token = self._choose(session.logits(row), matcher, chain, result)
                     if j < len(draft) and token == draft[j]:
                         self._take(token, matcher, chain, result, on_token)
-                        result.forced_tokens += 1
+                        if copied:
+                            result.copied_tokens += 1
+                        else:
+                            result.forced_tokens += 1
                         continue
                     self._drop_unused(len(draft) - j)
                     chosen = token
+                    accepted = j
                     break
+                if copied and drafter is not None:
+                    drafter.taken(len(draft), accepted)
                 if chosen is None or session.is_eog(chosen):
                     result.finish_reason = "stop"
                     return result
                 self._take(chosen, matcher, chain, result, on_token)
-                draft = []
+                draft, copied = [], False
+                budget = min(max_tokens - len(result.tokens), session.max_batch - 1)
                 if matcher is not None:
                     text, complete = matcher.forced()
                     if complete:
                         result.finish_reason = "stop"
                         return result
                     if text and self.draft:
-                        draft = self._draft_tokens(text, max_tokens - len(result.tokens))
+                        draft = self._draft_tokens(text, budget)
+                if not draft and drafter is not None:
+                    draft = drafter.propose(session.evaluated(), chosen, budget)
+                    copied = bool(draft)
                 if len(result.tokens) >= max_tokens:
                     result.finish_reason = "length"
                     return result
@@ -119,7 +138,7 @@ class FastDecoder:
         tokens = self.session.tokenize(text)
         if b"".join(self.session.piece(t) for t in tokens) != text.encode("utf-8"):
             return []  # a tokenizer that adds a leading space: no safe draft
-        return tokens[: max(0, min(budget, self.session.max_batch - 1))]
+        return tokens[: max(0, budget)]
 
     def _drop_unused(self, n_unused: int) -> None:
         if n_unused > 0:

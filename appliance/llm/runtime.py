@@ -235,7 +235,7 @@ def open_chat_model(
 
     model_info = ModelInfo(name=resolved.name, path=str(resolved.path), size=info.size, sha256=sha,
                            context_length=context)
-    return LlamaChatModel(llama, model_info, decoder=decoder, thread_policy=thread_policy,
+    return LlamaChatModel(llama, model_info, decoder=decoder, thread_policy=thread_policy, lookup=speed.lookup,
                           prompt_cache=prompt_cache_for(paths, env), runtime=speed.as_dict(),
                           load_seconds=load_seconds)
 

@@ -3,7 +3,8 @@
 Why these defaults: they were chosen by a side-by-side run on this project's 2-core machines
 (`scripts/bench_settings.py`, numbers in docs/performance-prompt.md), not taken from the library.
 $APPLIANCE_FLASH_ATTN (0/1), $APPLIANCE_N_BATCH, $APPLIANCE_N_UBATCH, $APPLIANCE_KV_TYPE
-(f16, q8_0) and $APPLIANCE_EXTRA_BUFFERS (0/1) override them, for measuring on another machine.
+(f16, q8_0), $APPLIANCE_EXTRA_BUFFERS (0/1) and $APPLIANCE_LOOKUP (0/1) override them, for
+measuring on another machine.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ class SpeedSettings:
     this project's AMX hosts every llama_decode of more than one token crashed the process with
     them (llama-cpp-python 0.3.36, 2026-12-01), and with the AMX-free build scripts/setup.sh makes
     there they change nothing measurable (docs/performance-prompt.md); $APPLIANCE_EXTRA_BUFFERS=1
-    turns them back on."""
+    turns them back on. lookup: the fast decoder's drafts copied from the context (llm/lookup.py;
+    scripts/bench_lookup.py measures it)."""
 
     flash_attn: bool = False
     n_batch: int = 512
     n_ubatch: int = 512
     kv_type: str = "f16"
     extra_buffers: bool = False
+    lookup: bool = True
 
     def __post_init__(self) -> None:
         if self.kv_type not in KV_TYPES:
@@ -67,6 +70,7 @@ class SpeedSettings:
         return cls(
             flash_attn=switch("APPLIANCE_FLASH_ATTN", default.flash_attn),
             extra_buffers=switch("APPLIANCE_EXTRA_BUFFERS", default.extra_buffers),
+            lookup=switch("APPLIANCE_LOOKUP", default.lookup),
             n_batch=number("APPLIANCE_N_BATCH", default.n_batch),
             n_ubatch=number("APPLIANCE_N_UBATCH", default.n_ubatch),
             kv_type=env.get("APPLIANCE_KV_TYPE", "").strip() or default.kv_type,
