@@ -21,8 +21,11 @@ from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
     ("what went wrong with the app in /opt/app?", WHY),
     ("is anything hogging the CPU?", YES_NO),
     ("are there errors in /var/log/app.log?", YES_NO),
+    ("anything wrong with the daily reports? log is /var/log/reportgen/reportgen.log", YES_NO),
+    ("any errors in /var/log/app.log?", YES_NO),
     ("my laptop is slow", OPEN),
     ("I can't save files anymore", OPEN),
+    ("something is wrong with my disk", OPEN),
 ])
 def test_the_form_of_a_question(question, form):
     assert question_form(question) == form
@@ -351,3 +354,25 @@ def test_a_quantity_with_its_unit_in_prose_is_an_observed_fact_in_any_spelling()
     assert quantities(body) == {"13 h", "20 min", "12.0 mib"}
     assert check_answer("It has been up for 13 hours and 20 minutes.", {}, [body], tools_worked=True).problem is None
     assert check_answer("It has been up for 14 hours.", {}, [body], tools_worked=True).problem == "[no-observed-fact-named]"
+
+
+def test_a_fault_claimed_before_a_negated_reason_is_claimed():
+    """"X is invalid because it is not in range" asserts the fault; the "not" belongs to the reason.
+    "The disk is not full" still denies it."""
+    from appliance.agent.agreement import claims_fault, denies_all
+
+    said = "The `listen_port` setting is invalid because it is not in the range of valid ports (1-65535)."
+    assert claims_fault(said, "config") and not denies_all(said)
+    fine = Finding("config", OK, "settings fine: /etc/relay.conf: 9 settings read, none malformed")
+    assert check_agreement(said, {}, [fine], ("config",)).startswith("[contradicts-check")
+    assert not claims_fault("The disk is not full.", "filesystem_full") and denies_all("The disk is not full.")
+    assert denies_all("No setting is invalid.")
+
+
+def test_a_share_of_cpu_or_memory_is_no_share_of_another_filesystem():
+    from appliance.agent.agreement import wrong_place
+
+    place = Finding("filesystem_full", OK, "not full: /srv/x is on /srv (xfs): 23 % used", {"used_percent": 23, "mount": "/srv"})
+    assert wrong_place("python (pid 7) uses 94.6% of one core.", {}, [place]) is None
+    assert wrong_place("It uses 3 % of the memory.", {}, [place]) is None
+    assert wrong_place("/ is 50% used.", {}, [place]).startswith("[another-place")

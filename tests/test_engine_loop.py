@@ -784,3 +784,25 @@ def test_the_rejection_quotes_the_evidence_last_and_quoting_it_is_accepted():
     assert "What the observations showed:" in message and "hogzilla" in message.split("What the observations")[1]
     assert of(events, ev.StepRecorded)[-1].evaluation == "answer accepted"
     assert not of(events, ev.FinalAnswer)[-1].forced
+
+
+def test_a_log_read_again_with_more_lines_of_the_same_errors_is_no_new_information(tmp_path):
+    """The same error repeated with other times and numbers tells nothing new however many lines
+    are read: two such reads in a row leave only finish (real read_log on a real file)."""
+    from appliance.tools.paths import PathPolicy
+    from appliance.tools.registry import ToolContext, build_registry
+
+    log = tmp_path / "reportgen.log"
+    log.write_text("".join(f"2026-12-02 06:{i // 60:02d}:{i % 60:02d} ERROR reportgen: cannot write report: "
+                           f"[Errno 13] Permission denied: '/srv/reports/r-{i}.pdf'\n" for i in range(60)))
+    registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
+    reads = [call("read_log", path=str(log), lines=n, pattern="ERROR") for n in (5, 20, 40)]
+    answer = finish("The log shows: ERROR reportgen: cannot write report: [Errno 13] Permission denied.",
+                    error="Permission denied", evidence=[])
+    model = ScriptedModel([*reads, answer])
+    engine = Engine(model, registry, EngineSettings(no_progress_steps=2, reflection=False, snapshot=False))
+    events = list(engine.run(f"why are no reports written? the log is {log}"))
+    steps = {s.step: s for s in of(events, ev.StepRecorded)}
+    assert steps[1].evaluation == "new information"
+    assert steps[2].evaluation == steps[3].evaluation == "no new information"
+    assert actions_allowed(model.calls[3][1]) == ["finish"]

@@ -14,7 +14,8 @@ from appliance.agent import events as ev
 from appliance.agent.engine import Engine
 from appliance.agent.evidence import Evidence, MachineEvidence, named_ports
 from appliance.agent.judge import AnswerContext, judge_answer
-from appliance.agent.port_fit import PORT_VERDICT, UNASKED_PORT, port_claim, port_fit, unasked_port
+from appliance.agent.agreement import check_agreement
+from appliance.agent.port_fit import PORT_VERDICT, UNASKED_PORT, asked_ports, port_claim, port_fit, unasked_port
 from appliance.agent.settings import EngineSettings
 from appliance.agent.steering import steer
 from appliance.analyzers.base import OK, WARNING, Finding
@@ -151,3 +152,22 @@ def test_a_denial_about_a_port_the_question_never_named_answers_another_question
     assert verdict.problem is not None and verdict.problem.startswith(UNASKED_PORT)
     got = steer(verdict.problem, question, evidence, list(ctx.bodies))
     assert got.openings == ("No problem found: connections are normal",)
+
+
+def test_a_port_a_verdict_names_is_not_unasked():
+    """A log's refused connection gets a verdict on its port; an answer that states that verdict
+    talks about a port the run was shown, not one the model made up."""
+    question = "The orders app cannot reach its database; its log is /srv/orders/app.log. What is wrong?"
+    refused = Finding("dependencies", WARNING, "nothing listens on tcp port 54161: a service that should answer "
+                                               "there is down or listens elsewhere", {"port": 54161},
+                      culprit="tcp port 54161")
+    answer = "nothing listens on tcp port 54161: a service that should answer there is down or listens elsewhere"
+    assert unasked_port(question, answer, asked_ports(named_ports(question), [refused])) is None
+    assert unasked_port(question, "Nothing listens on port 8804.", asked_ports(named_ports(question), [refused]))
+    ctx = AnswerContext(question=question, evidence=Evidence((refused,), ("dependencies",)), tools_worked=True,
+                        bodies=[refused.line(), "ERROR db: cannot connect to postgres at 127.0.0.1:54161: "
+                                                "[Errno 111] Connection refused"])
+    # ... nor, in the verdict's own negative words, a denial of the problem it states
+    assert judge_answer(answer, {"culprit": "tcp port 54161"}, ctx).problem is None
+    assert check_agreement("No problems: the orders app is fine.", {}, [refused], ("dependencies",)) \
+        .startswith("[contradicts-check")

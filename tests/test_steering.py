@@ -18,6 +18,7 @@ from appliance.agent.evidence import Evidence
 from appliance.agent.judge import AnswerContext, judge_answer
 from appliance.agent.settings import EngineSettings
 from appliance.agent.steering import LOG_CAUSE, NO_PROBLEM, Steer, steer
+from dataclasses import replace
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 from appliance.llm.grammar import compile_schema
 from appliance.llm.keywords import STARTS_WITH
@@ -277,6 +278,20 @@ def test_an_answer_that_claims_nothing_to_what_is_wrong_goes_back_steered_to_the
         "[claims-no-fault")
 
 
+def test_a_reported_symptom_asked_as_which_is_answered_by_the_top_of_its_ranking():
+    """'something is opening tons of connections, what is it?' where the check finds the counts
+    normal: the process it ranks first is the answer (the engine's own steered opening names it);
+    another process, or none, is not."""
+    question = "something is opening tons of network connections, what is it?"
+    conns = Finding("connections", OK, "connection counts are normal: the most, 80, in fanout-71ed (pid 8804); "
+                                       "40 inbound to local listeners, 40 outbound")
+    evidence = Evidence(findings=(conns, CPU_OK), topics=("connections",))
+    ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
+                        bodies=[conns.line(), CPU_OK.line()])
+    assert judge_answer("the most, 80, in fanout-71ed (pid 8804).", {"culprit": "fanout-71ed"}, ctx).problem is None
+    assert judge_answer("kdamond uses 2 % of one core.", {}, ctx).problem is not None
+
+
 def test_a_yes_no_question_whose_verdict_is_ok_is_answered_no_not_with_the_top_entry():
     question = "Is any process using an unusual amount of memory? If so, which?"
     evidence = Evidence(findings=(MEM_OK,), topics=("memory",))
@@ -430,6 +445,26 @@ def test_with_nothing_settled_a_yes_no_questions_retry_begins_yes_or_no_unless_t
                  answer="No, the battery is at 12%.").openings == ()
     assert steer("[copied-text: not from this machine]", "what is using port 37359?", Evidence(), [],
                  answer=copied).openings == ()
+
+
+def test_a_yes_no_retry_where_every_check_of_the_place_is_fine_begins_with_their_verdict():
+    """"Is anything wrong with the billing app in /opt/billing?" answered "it is connected to the
+    database": where the checks judged the place fine, the retry says so; with a problem there,
+    or an answer that claims a fault, the form alone is settled."""
+    from appliance.agent.answer_fit import SAY_YES_OR_NO
+
+    question = "Is anything wrong with the billing app in /opt/billing?"
+    space = Finding("filesystem_full", OK, "not full: /opt/billing is on / (ext4): 23 % used, 77.9 GiB free",
+                    {"used_percent": 23.0, "mount": "/"}, path="/opt/billing")
+    logs = Finding("log_errors", OK, "no errors: /opt/billing/logs/billing.log: 0 errors in its last 40 lines",
+                   path="/opt/billing/logs/billing.log")
+    fine = Evidence(findings=(space, logs), topics=("log_errors",), places=(space, logs))
+    said = "The billing app is mentioned in the log, and it is connected to the database."
+    assert steer(SAY_YES_OR_NO, question, fine, [], answer=said).openings == (NO_PROBLEM + "no errors",)
+    assert steer(SAY_YES_OR_NO, question, fine, [], answer="The billing log shows errors.").openings == ("Yes", "No")
+    broken = replace(logs, severity=WARNING, verdict="errors: /opt/billing/logs/billing.log: 3 errors", culprit="billing")
+    bad = Evidence(findings=(space, broken), topics=("log_errors",), places=(space, broken))
+    assert steer(SAY_YES_OR_NO, question, bad, [], answer=said).openings != (NO_PROBLEM + "no errors",)
 
 
 def test_a_retry_steered_to_no_problem_keeps_none_of_the_refused_answers_fields():

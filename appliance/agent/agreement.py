@@ -70,9 +70,16 @@ def clauses(text: str) -> list[str]:
     return [c.strip() for c in _CLAUSES.findall(text) if c.strip()]
 
 
+def asserts(clause: str, pattern: re.Pattern) -> bool:
+    """The clause asserts `pattern`: it matches, with no negation before the match's end ("the
+    disk is not full" does not; "listen_port is invalid because it is not in range" does)."""
+    match = pattern.search(clause)
+    return match is not None and not _NEGATION.search(clause[: match.end()])
+
+
 def claims(text: str, pattern: re.Pattern) -> bool:
     """True when a clause of `text` asserts `pattern` (a clause that negates it does not)."""
-    return any(pattern.search(c) and not _NEGATION.search(c) for c in clauses(text))
+    return any(asserts(c, pattern) for c in clauses(text))
 
 
 # Words of a reported error: a clause with one is not a denial even when it says "not" ("could not
@@ -89,7 +96,8 @@ def denies_all(answer: str) -> bool:
     no clause that reports an error (an error line, "cannot", "permission", "not running")."""
     if says_all_clear(answer):
         return True
-    negated = [c for c in clauses(answer) if _NEGATION.search(c) and not _ERROR_WORDS.search(c)]
+    negated = [c for c in clauses(answer) if _NEGATION.search(c) and not _ERROR_WORDS.search(c)
+               and not any(asserts(c, p) for p in FAULT_CLAIMS.values())]
     asserted = [c for c in clauses(answer) if c not in negated]
     if any(_ERROR_WORDS.search(c) for c in asserted):
         return False  # it reports an error ("… [Errno 13] Permission denied: '/srv/x'")
@@ -205,7 +213,9 @@ def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[F
     stated = " ".join([answer, *(str(v) for v in result.values())])
     if denies_all(answer) and not _culprit(result):
         problem = next(iter(problems_for(findings, topics)), None)
-        if problem is not None:
+        # an answer that names what the problem names states it, in the verdict's own negative
+        # words ("nothing listens on tcp port 54161: … is down"), and denies nothing
+        if problem is not None and not names_a_problem(stated, [problem]):
             return f"[contradicts-check: {problem.line()[:160]}]"
     by_family: dict[str, list[Finding]] = {}
     for finding in findings:
@@ -238,6 +248,7 @@ def misses_culprit(answer: str, result: Mapping[str, Any], problems: Sequence[Fi
 
 
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
+_OTHER_RESOURCE = re.compile(r"\b(?:cpu|cores?|processors?|memory|ram|swap|load|threads?|connections?|inodes?)\b", re.I)
 
 
 # A process a verdict names in prose: "the top consumer is cachehoard (pid 4242)".
@@ -256,21 +267,33 @@ def names_process(stated: str, name: str, pid: object) -> bool:
         or bool(pid and re.search(rf"\b{pid}\b", text))
 
 
-def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
-                       topic: str | None) -> str | None:
-    """For "which process has the most …?": the verdict of the question's own family names the
-    process first in its ranking ("thread counts are normal: the most, 302, in threadfarm (pid
-    29368)"); an answer that names neither it nor its pid answers from another ranking (the top
-    CPU user for a question about threads)."""
+def first_ranked(findings: Sequence[Finding], topic: str | None) -> tuple[Finding, str, str] | None:
+    """The verdict of the question's own family that names a process first in its ranking
+    ("thread counts are normal: the most, 302, in threadfarm (pid 29368)"), with that name and pid."""
     for finding in (f for f in findings if f.family == topic):
         match = NAMED_PROCESS.search(finding.verdict)
-        if match is None:
-            continue
-        stated = " ".join([answer, *(str(v) for v in result.values())])
-        if names_process(stated, match.group(1), match.group(2)):
-            return None
-        return f"[not-the-first: the check ranks first: {finding.line()[:160]}]"
+        if match is not None:
+            return finding, match.group(1), match.group(2)
     return None
+
+
+def names_first_ranked(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                       topic: str | None) -> bool:
+    """The answer names the process the topic's verdict ranks first (its name or pid)."""
+    first = first_ranked(findings, topic)
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    return first is not None and names_process(stated, first[1], first[2])
+
+
+def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                       topic: str | None) -> str | None:
+    """For "which process has the most …?": an answer that names neither the process the
+    question's own family ranks first nor its pid answers from another ranking (the top CPU user
+    for a question about threads)."""
+    first = first_ranked(findings, topic)
+    if first is None or names_first_ranked(answer, result, findings, topic):
+        return None
+    return f"[not-the-first: the check ranks first: {first[0].line()[:160]}]"
 
 
 def wrong_place(answer: str, result: Mapping[str, Any], places: Sequence[Finding]) -> str | None:
@@ -281,7 +304,8 @@ def wrong_place(answer: str, result: Mapping[str, Any], places: Sequence[Finding
     if not spaces:
         return None
     stated = " ".join([answer, *(str(v) for v in result.values())])
-    shares = [float(m) for m in _PERCENT.findall(stated)]
+    # a share of CPU, memory or inodes is no share of space
+    shares = [float(m) for c in clauses(stated) if not _OTHER_RESOURCE.search(c) for m in _PERCENT.findall(c)]
     if not shares:
         return None
     for place in spaces:

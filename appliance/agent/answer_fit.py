@@ -45,8 +45,12 @@ _WHICH_Q = re.compile(
     re.I,
 )
 _WHY_Q = re.compile(r"\bwhy\b|\bwhat\s+(?:caused|causes|went\s+wrong|is\s+wrong|'s\s+wrong|happened)\b", re.I)
+# "anything wrong with the reports?" is "is there anything wrong …?" with its verb left out; "something
+# is wrong with my disk" is a statement.
 _YES_NO_Q = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|am|will|should)\b"
-                       r"|\b(?:is|are)\s+(?:there|anything|something|any)\b", re.I)
+                       r"|\b(?:is|are)\s+(?:there|anything|something|any)\b"
+                       r"|^\s*(?:anything|something|any)\b(?!\s+(?:is|are|was|were|has|have|keeps|seems)\b)(?:[^.?!]|\.(?=\S))*\?",
+                       re.I)
 _SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main|closest)\b", re.I)
 _CONDITIONAL = re.compile(r"\bif so\b|^\s*(?:is|are|does|do)\s+(?:any|anything|something|there)\b", re.I)
 

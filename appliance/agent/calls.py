@@ -9,8 +9,12 @@ the whole run, and ttl 0 never reuses a result.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 def call_key(action: str, action_input: Mapping[str, Any]) -> str:
@@ -34,6 +38,7 @@ class CallLog:
     occurrences: dict[str, int] = field(default_factory=dict)
     latest: dict[str, CachedObservation] = field(default_factory=dict)
     seen_bodies: set[str] = field(default_factory=set)
+    seen_lines: set[str] = field(default_factory=set)
 
     def note_call(self, key: str) -> int:
         """Record one more occurrence of the call; how many there have been, this one included."""
@@ -56,8 +61,12 @@ class CallLog:
         self.latest[key] = entry
 
     def is_new(self, body: str) -> bool:
-        """True the first time an observation body is seen in this run (new information)."""
-        if body in self.seen_bodies:
-            return False
+        """True when an observation body has a line this run has not seen, numbers aside (new
+        information). Numbers aside: the same log read again with more lines, or a process table
+        sampled again, shows the same lines with other counts and times, and tells nothing new."""
+        lines = {_DIGITS.sub("#", line.strip()) for line in body.splitlines()
+                 if line.strip() and not line.strip().startswith("…")}  # "… 8 more lines cut …" is no line of it
+        new = bool(lines - self.seen_lines) or (not lines and body not in self.seen_bodies)
+        self.seen_lines |= lines
         self.seen_bodies.add(body)
-        return True
+        return new

@@ -23,7 +23,7 @@ from appliance.agent.evidence import finding_fields, named_ports
 from appliance.agent.judge import AnswerContext, judge_answer
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import Outcome
-from appliance.agent.port_fit import unasked_port
+from appliance.agent.port_fit import asked_ports, unasked_port
 from appliance.agent.rejection import own_words, rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
@@ -120,7 +120,8 @@ class Finisher:
         return (check_agreement(text, {}, evidence.findings, ()) is not None
                 or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
                 or wrong_place(text, {}, evidence.places) is not None
-                or unasked_port(self.question, text, named_ports(self.question)) is not None)
+                or unasked_port(self.question, text, asked_ports(named_ports(self.question), evidence.findings))
+                is not None)
 
     def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:
         """A retry steered to "No problem found: <verdict>" rests on that verdict; the result

@@ -12,12 +12,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agreement, unasked_culprit, claims_any_fault, denies_all, misses_culprit,
-                                       names_a_problem, names_self, not_verdicts_first, place_fit, problems_for, wrong_place,
+                                       names_a_problem, names_first_ranked, names_self, not_verdicts_first, place_fit, problems_for, wrong_place,
                                        yes_no_fit)
 from appliance.agent.answer_fit import WHICH, YES_NO, asks_ranking, check_fit, outside_place, question_form, seeks_fault, yes_or_no
 from appliance.agent.checks import Verdict, check_answer, claims_problem
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
-from appliance.agent.port_fit import port_fit, unasked_port
+from appliance.agent.port_fit import asked_ports, port_fit, unasked_port
 
 NO_FACT = "[no-observed-fact-named]"
 NOTHING_CLAIMED = "[claims-no-fault: the question asks what is wrong and the checks found nothing wrong; say so with their values, or name what an observation shows at fault]"
@@ -57,9 +57,14 @@ def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None
     question's fault families, and the answer neither says so nor claims any fault ("the network
     interfaces are up and running" for "is something slowing my computer down?"): it answers
     another question. A named place is left to the place rules; a ranking question ("which
-    process has the most threads?") is answered by the top of the ranking, fault or not."""
+    process has the most threads?") is answered by the top of the ranking, fault or not, and so is
+    a which-question about a symptom the person reports ("something is opening tons of
+    connections, what is it?") by naming the process the symptom's verdict ranks first."""
     if not seeks_fault(question) or asks_ranking(question) or evidence.looks or evidence.places \
             or not verdicts_clear(evidence):
+        return None
+    if question_form(question) == WHICH and evidence.topics \
+            and names_first_ranked(answer, {}, evidence.findings, evidence.topics[0]):
         return None
     if denies_all(answer) or claims_problem(answer) or claims_any_fault(answer):
         return None
@@ -101,7 +106,7 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
             verdict = replace(verdict, result=kept, dropped=verdict.dropped + drop)
     misfit = (names_self(answer, kept, ctx.self_pids, (), ctx.bodies)
               or port_fit(ctx.question, answer, kept, evidence.findings, named_ports(ctx.question))
-              or unasked_port(ctx.question, answer, named_ports(ctx.question))
+              or unasked_port(ctx.question, answer, asked_ports(named_ports(ctx.question), evidence.findings))
               or claims_nothing(answer, ctx.question, evidence)
               or check_agreement(answer, kept, evidence.findings, evidence.topics)
               or wrong_place(answer, kept, evidence.places)

@@ -73,10 +73,20 @@ def port_fit(question: str, answer: str, result: Mapping[str, Any], findings: Se
 _PORT_NAMED = re.compile(r"\bports?\s+(\d{1,5})\b", re.I)
 
 
+def asked_ports(question_ports: Sequence[int], findings: Sequence[Finding]) -> list[int]:
+    """The ports an answer may deny things about: the ones the question names, and the ones the
+    checks' verdicts name (a log's refused dependency: "nothing listens on tcp port 54161")."""
+    ports = list(question_ports)
+    for finding in findings:
+        ports += [int(m.group(1)) for m in _PORT_NAMED.finditer(finding.verdict)]
+    return ports
+
+
 def unasked_port(question: str, answer: str, ports: Sequence[int]) -> str | None:
-    """A reason when the answer denies something at a port the question does not name ("there are
-    no established connections on port 443" for "does any process hold many connections?"): it
-    reports what the model filtered the socket table by, not what the question asks."""
+    """A reason when the answer denies something at a port that neither the question nor a
+    verdict names (`ports`, from `asked_ports`; "there are no established connections on port 443"
+    for "does any process hold many connections?"): it reports what the model filtered the socket
+    table by, not what the question asks."""
     for clause in clauses(answer):
         if not _NEGATION.search(clause):
             continue

@@ -158,6 +158,9 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     if problem.startswith("[log-errors-not-quoted") and log_errors:
         return Steer(openings=(LOG_CAUSE,))
     if problem == SAY_YES_OR_NO:
+        fine = None if claims_any_fault(answer) else _all_fine(question, evidence)
+        if fine is not None:  # the checks answered it: what they found at the place, or in the topic
+            return Steer(openings=(NO_PROBLEM + headline(fine),))
         return Steer(openings=("Yes", "No"))  # the form is settled, not the answer
     at_port = port_opening(problem, evidence.findings, named_ports(question))
     if at_port is not None:
@@ -249,6 +252,17 @@ def _by_form(question: str, answer: str) -> Steer:
 
 
 _FILESYSTEM_FAMILIES = ("filesystem_full", "inodes", "readonly_fs")
+
+
+def _all_fine(question: str, evidence: Evidence) -> Finding | None:
+    """For a yes/no question whose places (or, naming none, whose fault families) the checks all
+    judged fine: the verdict a "no" rests on; None when any of them found a problem."""
+    if evidence.places:
+        return fine_place(question, evidence)
+    if evidence.looks or not evidence.topics or not verdicts_clear(evidence):
+        return None
+    return next((f for family in evidence.topics for f in evidence.findings
+                 if f.family == family and f.severity == OK), None)
 
 
 def fine_place(question: str, evidence: Evidence) -> Finding | None:

@@ -81,11 +81,10 @@ class FastDecoder:
         rows: list[int] = [-1]
         draft: list[int] = []
         copied = False  # the draft came from the context (lookup), not from the grammar
-        drafter = LookupDrafter(never=session.eog_ids) if self.lookup else None
+        drafter = LookupDrafter(never=session.eog_ids)
         try:
             while True:
-                chosen = None
-                accepted = len(draft)
+                chosen, accepted = None, len(draft)
                 for j, row in enumerate(rows):
                     if should_stop is not None and should_stop():
                         result.finish_reason = "cancelled"
@@ -98,33 +97,25 @@ class FastDecoder:
                     token = self._choose(session.logits(row), matcher, chain, result)
                     if j < len(draft) and token == draft[j]:
                         self._take(token, matcher, chain, result, on_token)
-                        if copied:
-                            result.copied_tokens += 1
-                        else:
-                            result.forced_tokens += 1
+                        result.copied_tokens += copied
+                        result.forced_tokens += not copied
                         continue
                     self._drop_unused(len(draft) - j)
                     chosen = token
                     accepted = j
                     break
-                if copied and drafter is not None:
+                if copied:
                     drafter.taken(len(draft), accepted)
                 if chosen is None or session.is_eog(chosen):
                     result.finish_reason = "stop"
                     return result
                 self._take(chosen, matcher, chain, result, on_token)
-                draft, copied = [], False
                 budget = min(max_tokens - len(result.tokens), session.max_batch - 1)
-                if matcher is not None:
-                    text, complete = matcher.forced()
-                    if complete:
-                        result.finish_reason = "stop"
-                        return result
-                    if text and self.draft:
-                        draft = self._draft_tokens(text, budget)
-                if not draft and drafter is not None:
-                    draft = drafter.propose(session.evaluated(), chosen, budget)
-                    copied = bool(draft)
+                planned = self._next_draft(matcher, drafter, chosen, budget)
+                if planned is None:  # the grammar is complete
+                    result.finish_reason = "stop"
+                    return result
+                draft, copied = planned
                 if len(result.tokens) >= max_tokens:
                     result.finish_reason = "length"
                     return result
@@ -133,6 +124,23 @@ class FastDecoder:
         finally:
             if chain is not None:
                 chain.close()
+
+    def _next_draft(self, matcher: GrammarMatcher | None, drafter: LookupDrafter, chosen: int,
+                    budget: int) -> tuple[list[int], bool] | None:
+        """What to evaluate with `chosen`: the grammar's forced text, else a guess copied from the
+        context; (draft, copied), or None when the grammar allows nothing more."""
+        if matcher is not None:
+            text, complete = matcher.forced()
+            if complete:
+                return None
+            if text and self.draft:
+                draft = self._draft_tokens(text, budget)
+                if draft:
+                    return draft, False
+        if self.lookup:
+            draft = drafter.propose(self.session.evaluated(), chosen, budget)
+            return draft, bool(draft)
+        return [], False
 
     def _draft_tokens(self, text: str, budget: int) -> list[int]:
         tokens = self.session.tokenize(text)
