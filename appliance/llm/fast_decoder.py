@@ -84,7 +84,7 @@ class FastDecoder:
         drafter = LookupDrafter(never=session.eog_ids)
         try:
             while True:
-                chosen, accepted = None, len(draft)
+                chosen = None
                 for j, row in enumerate(rows):
                     if should_stop is not None and should_stop():
                         result.finish_reason = "cancelled"
@@ -102,10 +102,7 @@ class FastDecoder:
                         continue
                     self._drop_unused(len(draft) - j)
                     chosen = token
-                    accepted = j
                     break
-                if copied:
-                    drafter.taken(len(draft), accepted)
                 if chosen is None or session.is_eog(chosen):
                     result.finish_reason = "stop"
                     return result

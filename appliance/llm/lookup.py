@@ -8,8 +8,11 @@ such a guess in one batch with the sampled token and keeps only the part the mod
 have chosen, position by position, so the output is the model's own; a batch of k tokens costs far
 less than k decodes on a CPU, whose decode time is mostly reading the weights once.
 
-A wrong guess costs the extra positions of one batch, so the draft length adapts: it grows while
-guesses are taken whole and shrinks when they are refused early.
+What a guess costs decides its length. On this project's 2-core machines a batch of 8 or 16 tokens
+costs the same (~165 ms on Qwen 1.5B) and 3.3 times a single token (~50 ms), while a batch of 2
+costs 1.8 times one: a draft is worth making long or not at all, so it is 15 tokens (the batch
+of 16) and made only after a 3-token match (a 2-token match guessed wrong too often to pay).
+Measured side by side by scripts/bench_lookup.py (docs/performance-decode.md).
 """
 
 from __future__ import annotations
@@ -21,17 +24,12 @@ import numpy as np
 
 class LookupDrafter:
     """Proposes up to `size` tokens after the latest `ngram` tokens, from their last earlier
-    occurrence in the context; `taken` adapts `size` between `shortest` and `longest`."""
+    occurrence in the context."""
 
-    def __init__(self, *, ngram: int = 3, first: int = 6, shortest: int = 2, longest: int = 16,
-                 never: Iterable[int] = ()) -> None:
+    def __init__(self, *, ngram: int = 3, size: int = 15, never: Iterable[int] = ()) -> None:
         self.ngram = ngram
-        self.size = first
-        self.shortest = shortest
-        self.longest = longest
+        self.size = size
         self.never = frozenset(never)  # end-of-generation tokens: a draft never runs past one
-        self.proposed = 0
-        self.accepted = 0
 
     def propose(self, context: np.ndarray, last: int, budget: int) -> list[int]:
         """The draft after `context` + `last` (the token sampled, not yet evaluated)."""
@@ -52,14 +50,3 @@ class LookupDrafter:
                 break
             draft.append(int(token))
         return draft
-
-    def taken(self, proposed: int, accepted: int) -> None:
-        """Record how much of a proposed draft the model kept; grow or shrink the next draft."""
-        if proposed <= 0:
-            return
-        self.proposed += proposed
-        self.accepted += accepted
-        if accepted == proposed:
-            self.size = min(self.longest, self.size + 2)
-        elif accepted < proposed // 2:
-            self.size = max(self.shortest, self.size // 2)
