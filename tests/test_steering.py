@@ -467,6 +467,21 @@ def test_a_yes_no_retry_where_every_check_of_the_place_is_fine_begins_with_their
     assert steer(SAY_YES_OR_NO, question, bad, [], answer=said).openings != (NO_PROBLEM + "no errors",)
 
 
+def test_an_if_so_which_question_the_checks_answered_no_is_not_steered_to_the_top_entry():
+    """"Is any deleted file still holding space on /srv/spool? If so, which process holds it?"
+    where the checks found none: the retry begins with their verdict, not with the process their
+    ranking happens to put first (a shell holding a 4 KiB deleted file elsewhere)."""
+    question = "Is any deleted file still holding space on /srv/spool? If so, which process holds it?"
+    space = Finding("filesystem_full", OK, "not full: /srv/spool is on / (ext4): 23 % used, 77.9 GiB free",
+                    {"used_percent": 23.0, "mount": "/"}, path="/srv/spool")
+    held = Finding("deleted_open", OK, "no space held by deleted files worth noting: the biggest, 4.0 KiB, in "
+                                       "bash (pid 2178)")
+    evidence = Evidence(findings=(space, held), topics=("deleted_open",), places=(space,))
+    got = steer("[not-under-the-place: the question asks about /srv/spool; name the entry under it]", question,
+                evidence, [held.line()], answer="The process 'bash' is sleeping.")
+    assert got.openings and got.openings[0].startswith(NO_PROBLEM) and "bash" not in got.openings[0], got
+
+
 def test_a_retry_steered_to_no_problem_keeps_none_of_the_refused_answers_fields():
     """Its result was written before the refusal (a culprit, the share of another place): the
     steered all-clear rests on the verdict it begins with, and those fields go."""

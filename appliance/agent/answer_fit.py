@@ -55,6 +55,11 @@ _SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fulle
 _CONDITIONAL = re.compile(r"\bif so\b|^\s*(?:is|are|does|do)\s+(?:any|anything|something|there)\b", re.I)
 
 
+def is_conditional(question: str) -> bool:
+    """"Is any process …? If so, which?": a which that asks only when the answer to the yes/no is yes."""
+    return bool(_CONDITIONAL.search(question))
+
+
 def asks_ranking(question: str) -> bool:
     """"Which process has the most threads?": a which-question for the top of a ranking, not a
     conditional one ("Is any process hogging the CPU? If so, which?", where none is an answer)."""

@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import check_agreement, claims_any_fault, named_processes
 from appliance.agent.checks import copies
-from appliance.agent.answer_fit import AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, question_form, ranked_firsts, seeks_fault
+from appliance.agent.answer_fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, is_conditional, question_form, ranked_firsts,
+                                        seeks_fault)
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
 from appliance.agent.port_fit import UNASKED_PORT, port_opening
 from appliance.agent.judge import verdicts_clear
@@ -129,6 +130,8 @@ def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[st
     first-ranked subjects of the observations."""
     if question_form(question) != WHICH and not problem.startswith(("[not-the-first", "[names-no-thing")):
         return []
+    if is_conditional(question) and verdicts_clear(evidence):
+        return []  # "If so, which?" where the checks found none: the answer is no, not the top entry
     topical = [f for family in evidence.topics for f in evidence.findings if f.family == family]
     named = named_processes(topical)
     if named:
@@ -266,10 +269,11 @@ def _all_fine(question: str, evidence: Evidence) -> Finding | None:
 
 
 def fine_place(question: str, evidence: Evidence) -> Finding | None:
-    """For a yes/no question about places the checks all judged fine: the verdict on what the
+    """For a yes/no question (or "… If so, which?") about places the checks all judged fine: the verdict on what the
     place is (its folder ranking, its log, its settings), by the question's topics, before the
     verdicts of the filesystem that holds it."""
-    if question_form(question) != YES_NO or not evidence.places or any(f.is_problem for f in evidence.places):
+    if (question_form(question) != YES_NO and not is_conditional(question)) or not evidence.places \
+            or any(f.is_problem for f in evidence.places):
         return None
     rank = {family: i for i, family in enumerate(evidence.topics)}
     ordered = sorted(evidence.places, key=lambda f: (f.family not in rank, rank.get(f.family, 0),
