@@ -55,15 +55,23 @@ class HttpClient:
         return headers
 
     def _send(self, method: str, route: str, body: dict | None) -> tuple[http.client.HTTPConnection, Any]:
+        """One request on a fresh connection. A server that closed the connection before any byte
+        of a reply (seen with a loaded test server) produced nothing, so the request goes once more."""
         path = self.endpoint.base_path + route
-        connection = self._connection()
         payload = json.dumps(body).encode("utf-8") if body is not None else None
-        try:
-            connection.request(method, path, body=payload, headers=self._headers(body is not None))
-            response = connection.getresponse()
-        except BaseException as exc:
-            connection.close()
-            raise self.translate(exc) from None
+        dropped: BaseException | None = None
+        while True:
+            connection = self._connection()
+            try:
+                connection.request(method, path, body=payload, headers=self._headers(body is not None))
+                response = connection.getresponse()
+                break
+            except BaseException as exc:
+                connection.close()
+                if dropped is None and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError)):
+                    dropped = exc
+                    continue
+                raise self.translate(dropped or exc) from None  # a server gone since says so first
         if response.status >= 300:
             detail = self._error_detail(response)
             connection.close()
