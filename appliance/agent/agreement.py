@@ -281,8 +281,12 @@ def names_first_ranked(answer: str, result: Mapping[str, Any], findings: Sequenc
                        topic: str | None) -> bool:
     """The answer names the process the topic's verdict ranks first (its name or pid)."""
     first = first_ranked(findings, topic)
+    return first is not None and _names_ranked(answer, result, first)
+
+
+def _names_ranked(answer: str, result: Mapping[str, Any], first: tuple[Finding, str, str]) -> bool:
     stated = " ".join([answer, *(str(v) for v in result.values())])
-    return first is not None and names_process(stated, first[1], first[2])
+    return names_process(stated, first[1], first[2])
 
 
 def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
@@ -291,7 +295,7 @@ def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequenc
     question's own family ranks first nor its pid answers from another ranking (the top CPU user
     for a question about threads)."""
     first = first_ranked(findings, topic)
-    if first is None or names_first_ranked(answer, result, findings, topic):
+    if first is None or _names_ranked(answer, result, first):
         return None
     return f"[not-the-first: the check ranks first: {first[0].line()[:160]}]"
 

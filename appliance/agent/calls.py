@@ -64,8 +64,9 @@ class CallLog:
         """True when an observation body has a line this run has not seen, numbers aside (new
         information). Numbers aside: the same log read again with more lines, or a process table
         sampled again, shows the same lines with other counts and times, and tells nothing new."""
-        lines = {_DIGITS.sub("#", line.strip()) for line in body.splitlines()
-                 if line.strip() and not line.strip().startswith("…")}  # "… 8 more lines cut …" is no line of it
+        stripped = (line.strip() for line in body.splitlines())
+        lines = {_DIGITS.sub("#", line) for line in stripped
+                 if line and not line.startswith("…")}  # "… 8 more lines cut …" is no line of it
         new = bool(lines - self.seen_lines) or (not lines and body not in self.seen_bodies)
         self.seen_lines |= lines
         self.seen_bodies.add(body)

@@ -119,9 +119,13 @@ def _fine_topic(problem: str, question: str, evidence: Evidence) -> Finding | No
         return None
     if not seeks_fault(question) or not verdicts_clear(evidence):
         return None
-    families = evidence.topics or GENERAL_FAMILIES
+    return _first_ok(evidence, evidence.topics or GENERAL_FAMILIES)
+
+
+def _first_ok(evidence: Evidence, families: Sequence[str]) -> Finding | None:
+    """The first ok verdict of `families`, in their order."""
     return next((f for family in families for f in evidence.findings
-                 if f.family == family and not f.is_problem and f.severity == OK), None)
+                 if f.family == family and f.severity == OK), None)
 
 
 def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]) -> list[str]:
@@ -264,8 +268,7 @@ def _all_fine(question: str, evidence: Evidence) -> Finding | None:
         return fine_place(question, evidence)
     if evidence.looks or not evidence.topics or not verdicts_clear(evidence):
         return None
-    return next((f for family in evidence.topics for f in evidence.findings
-                 if f.family == family and f.severity == OK), None)
+    return _first_ok(evidence, evidence.topics)
 
 
 def fine_place(question: str, evidence: Evidence) -> Finding | None:
