@@ -32,7 +32,8 @@ fi
 # to processes (seen on this project's machines: every prompt evaluation segfaulted). There the build
 # leaves AMX out (AVX-512 and the rest stay). pip's own wheel cache cannot tell such a build from an
 # earlier one, so it is built once into a cache of the appliance's own and installed from there.
-LLAMA_SPEC="$(grep -o '"llama-cpp-python[^"]*"' pyproject.toml | tr -d '"')"
+# The runtime requirement, not the test extra's "llama-cpp-python[server]" line below it.
+LLAMA_SPEC="$(grep -o '"llama-cpp-python[>=<][^"]*"' pyproject.toml | head -n 1 | tr -d '"')"
 NO_AMX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 NO_AMX_WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/appliance/wheels-no-amx"
 needs_no_amx() {
