@@ -376,3 +376,15 @@ def test_a_share_of_cpu_or_memory_is_no_share_of_another_filesystem():
     assert wrong_place("python (pid 7) uses 94.6% of one core.", {}, [place]) is None
     assert wrong_place("It uses 3 % of the memory.", {}, [place]) is None
     assert wrong_place("/ is 50% used.", {}, [place]).startswith("[another-place")
+
+
+def test_an_all_clear_with_a_hyphenated_modifier_reads_as_all_clear():
+    """"no crash-looping processes" says nothing is wrong as plainly as "no looping processes"; the
+    problem word inside the modifier goes with its all-clear clause, while a claim beside it stays."""
+    from appliance.agent.checks import says_all_clear
+
+    assert says_all_clear("There are no crash-looping processes.")
+    assert says_all_clear("I found no CPU-hungry programs on this machine.")
+    assert says_all_clear("The job did not report out-of-memory errors.")
+    assert not says_all_clear("There are no crash-looping processes, but worker crashes every second.")
+    assert not says_all_clear("worker is crash-looping.")

@@ -22,12 +22,12 @@ LOOSE_FIELDS = ("culprit", "value", "error")
 # "free" or "ok": a model that copies the prompt's example ("only 0.2 GB free") must not read as an
 # all-clear. Shared with the evaluation's scorer (appliance/eval/scoring.py).
 ALL_CLEAR = re.compile(
-    r"\bno\s+(?:\w+\s+){0,3}?(?:errors?|problems?|issues?|faults?|failures?|process(?:es)?|files?|culprit|one|"
+    r"\bno\s+(?:[\w-]+\s+){0,3}?(?:errors?|problems?|issues?|faults?|failures?|process(?:es)?|files?|culprit|one|"
     r"listeners?|services?|programs?|anomal\w*|unusual\w*|signs?|evidence|abnormal\w*)\b"
-    r"|\bnothing\b|\bnone\b|\bnot\s+(?:\w+\s+){0,3}?(?:listening|running|in use|used|found|unusual\w*|large|"
+    r"|\bnothing\b|\bnone\b|\bnot\s+(?:[\w-]+\s+){0,3}?(?:listening|running|in use|used|found|unusual\w*|large|"
     r"abnormal\w*|wrong|failing|open|bound)\b"
-    r"|\b(?:did|does|do|was|were|is|are)(?: not|n't)\s+(?:\w+\s+){0,2}?(?:report|show|contain|find|have|log|see)\w*"
-    r"\s+(?:\w+\s+){0,1}?(?:errors?|problems?|issues?|failures?)\b"
+    r"|\b(?:did|does|do|was|were|is|are)(?: not|n't)\s+(?:[\w-]+\s+){0,2}?(?:report|show|contain|find|have|log|see)\w*"
+    r"\s+(?:[\w-]+\s+){0,1}?(?:errors?|problems?|issues?|failures?)\b"
     r"|\b(?:isn't|aren't|wasn't|weren't|no one)\b"
     r"|\b(?:port|it)(?: \d+)? is (?:free|unused|available|closed)\b"
     r"|\b(?:healthy|normal(?:ly)?|fine|clean|successful(?:ly)?|succeeded)\b"
