@@ -227,3 +227,16 @@ def test_after_no_problem_found_a_share_of_another_filesystem_goes(tmp_path):
         assert root_share not in final.answer and "culprit" not in final.result
     finally:
         subprocess.run(["umount", str(mount)])
+
+
+def test_a_denial_without_yes_or_no_is_given_with_the_verdict_that_backs_it():
+    """"is anything hogging the CPU?" answered "There are no CPU-hungry processes." after a look:
+    the final answer begins with the checks' all-clear and the step's evaluation says so."""
+    evidence = Evidence(findings=(CPU_OK,), topics=("cpu",))
+    events, _ = run([call("top_processes", sort_by="cpu", n=5), finish("There are no CPU-hungry processes.")],
+                    evidence, "is anything hogging the CPU?")
+    answer = [e for e in events if isinstance(e, ev.FinalAnswer)][0]
+    assert answer.answer == "No problem found: no CPU hog. There are no CPU-hungry processes."
+    assert not answer.forced
+    last = [e for e in events if isinstance(e, ev.StepRecorded)][-1]
+    assert "verdict put before" in last.evaluation

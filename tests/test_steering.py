@@ -590,3 +590,38 @@ def test_a_refused_answer_to_how_long_begins_with_its_familys_verdict():
     assert topic_fact("why did it reboot?", evidence) is None
     long = Finding("uptime", OK, "booted long ago: " + "x" * 200 + "; up 3 days 2 h")
     assert topic_fact("how long has it been up?", Evidence(findings=(long,), topics=("uptime",))) == "up 3 days 2 h"
+
+
+def test_an_accepted_denial_to_a_yes_no_question_begins_with_the_verdict_that_backs_it():
+    """"There are no crash-looping processes" answers "is anything crash-looping?" without the
+    yes or no it asks for; where the checks judged the topic fine, the answer begins with their
+    verdict. An answer that said no, claims a fault, or rests on no clear verdict stays as it is."""
+    from appliance.agent.steering import backed_no
+
+    question = "is anything hogging the CPU?"
+    fine = Evidence(findings=(CPU_OK,), topics=("cpu",))
+    assert backed_no(question, "There are no CPU-hungry processes.", fine) == \
+        "No problem found: no CPU hog. There are no CPU-hungry processes."
+    assert backed_no(question, "No, kworker uses 2 % of one core.", fine) == "No, kworker uses 2 % of one core."
+    assert backed_no(question, "hashminer is hogging the CPU.", fine) == "hashminer is hogging the CPU."
+    hog = Finding("cpu", WARNING, "hashminer (pid 77) uses 99 % of one core", culprit="hashminer", pid=77)
+    busy = Evidence(findings=(hog,), topics=("cpu",))
+    assert backed_no(question, "There are no CPU-hungry processes.", busy) == "There are no CPU-hungry processes."
+    assert backed_no("Which process uses the most CPU?", "There are no CPU-hungry processes.", fine) == \
+        "There are no CPU-hungry processes."
+
+
+def test_a_yes_no_question_naming_no_family_is_steered_to_the_general_verdict_only_on_a_clear_machine():
+    """"is something odd going on?" names no fault family: with every check clear its retry begins
+    with the general verdict; with a problem anywhere, only the form is settled."""
+    from appliance.agent.answer_fit import SAY_YES_OR_NO
+    from appliance.analyzers.runner import for_question
+
+    question = "is something odd going on with this box?"
+    clear = Evidence(findings=(CPU_OK, MEM_OK, ZOMBIES_OK))
+    assert steer(SAY_YES_OR_NO, question, clear, [], answer="kworker uses 2 % of one core.").openings == (
+        NO_PROBLEM + "no CPU hog",)
+    troubled = Evidence(findings=(CPU_OK, MEM_OK, ZOMBIES))
+    assert steer(SAY_YES_OR_NO, question, troubled, [], answer="kworker uses 2 % of one core.").openings == (
+        "Yes", "No")
+    assert "zombies" in for_question("Is something leaving dead processes lying around?")

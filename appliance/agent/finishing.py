@@ -27,7 +27,7 @@ from appliance.agent.port_fit import asked_ports, unasked_port
 from appliance.agent.rejection import own_words, rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
-from appliance.agent.steering import NO_PROBLEM, Steer, kept_after_opening, steer
+from appliance.agent.steering import NO_PROBLEM, Steer, backed_no, kept_after_opening, steer
 from appliance.llm.base import GenerationStats
 from appliance.tools.base import INVALID, OK
 
@@ -84,6 +84,8 @@ class Finisher:
             return None
         if problem is None or not may_retry:
             evaluation = self._accepted(verdict)
+            if problem is None:
+                parsed, evaluation = self._with_backing(parsed, evaluation)
             yield from self._accept(step, parsed, verdict.result, stats, evaluation, forced=self.ctl.forced)
             return None
         return (yield from self._send_back(step, problem, action_input))
@@ -98,6 +100,15 @@ class Finisher:
             evaluation += (" (dropped result fields that are unbacked or contradict the answer: "
                            f"{', '.join(verdict.dropped)})")
         return evaluation
+
+    def _with_backing(self, parsed: Step, evaluation: str) -> tuple[Step, str]:
+        """An accepted denial to a yes/no question, begun with the verdict that backs it (`backed_no`)."""
+        answer = str(parsed.action_input.get("answer", ""))
+        backed = backed_no(self.question, answer, self.memory.evidence)
+        if backed == answer:
+            return parsed, evaluation
+        return (replace(parsed, action_input={**parsed.action_input, "answer": backed}),
+                evaluation + " (the checks' verdict put before the model's denial)")
 
     def _send_back(self, step: int, problem: str,
                    action_input: Mapping[str, Any]) -> Generator[ev.Event, None, Outcome]:

@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import check_agreement, claims_any_fault, named_processes
+from appliance.agent.agreement import check_agreement, claims_any_fault, denies_all, named_processes
 from appliance.agent.checks import copies
 from appliance.agent.answer_fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, is_conditional, question_form, ranked_firsts,
-                                        seeks_fault)
+                                        reports_trouble, seeks_fault)
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
 from appliance.agent.port_fit import UNASKED_PORT, port_opening
 from appliance.agent.judge import verdicts_clear
@@ -263,12 +263,31 @@ _FILESYSTEM_FAMILIES = ("filesystem_full", "inodes", "readonly_fs")
 
 def _all_fine(question: str, evidence: Evidence) -> Finding | None:
     """For a yes/no question whose places (or, naming none, whose fault families) the checks all
-    judged fine: the verdict a "no" rests on; None when any of them found a problem."""
+    judged fine: the verdict a "no" rests on; None when any of them found a problem. A question
+    whose words name no family but some trouble ("is something odd going on?") is about the
+    machine: its "no" rests on the general verdicts, and only when no check found a problem anywhere."""
     if evidence.places:
         return fine_place(question, evidence)
-    if evidence.looks or not evidence.topics or not verdicts_clear(evidence):
+    if evidence.looks or not verdicts_clear(evidence):
         return None
-    return _first_ok(evidence, evidence.topics)
+    if not evidence.topics and (not reports_trouble(question) or any(f.is_problem for f in evidence.findings)):
+        return None
+    return _first_ok(evidence, evidence.topics or GENERAL_FAMILIES)
+
+
+def backed_no(question: str, answer: str, evidence: Evidence) -> str:
+    """An accepted answer to a yes/no question that denies every fault without saying "no" ("There
+    are no crash-looping processes", "X is asleep, not a CPU hog") begins with the verdict the
+    denial rests on, "No problem found: <verdict>. ", when the checks judged every place (or the
+    topic) fine: the question asked yes or no, and the reader gets it with what backs it. Any other
+    answer is returned as it is (the form is not forced onto an answer the checks do not back)."""
+    if question_form(question) != YES_NO or _YES_OR_NO.search(answer) or answer.startswith(NO_PROBLEM) \
+            or claims_any_fault(answer) or not denies_all(answer):
+        return answer
+    fine = _all_fine(question, evidence)
+    if fine is None:
+        return answer
+    return f"{NO_PROBLEM}{headline(fine).rstrip('.')}. {answer}"
 
 
 def fine_place(question: str, evidence: Evidence) -> Finding | None:

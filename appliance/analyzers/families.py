@@ -17,7 +17,7 @@ RESOURCES: tuple[Analyzer, ...] = (
 
 # Processes, network, logs and time (docs/analyzers.md).
 PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
-    Analyzer("zombies", ("zombie", "defunct", "reap", "pid exhaustion"), process_counts.zombies),
+    Analyzer("zombies", ("zombie", "defunct", "dead process", "reap", "pid exhaustion"), process_counts.zombies),
     Analyzer("open_files", ("open files", "file descriptor", "descriptors", "fd", "ulimit", "too many open",
                             "nofile"), process_counts.open_files),
     Analyzer("threads", ("thread", "threads-max", "pid_max", "fork", "cannot create thread"), process_counts.threads),

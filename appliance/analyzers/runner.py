@@ -66,7 +66,7 @@ def for_question(question: str, analyzers: Sequence[Analyzer] = ANALYZERS) -> li
     "which process is writing the most to disk" names disk_io twice (disk, writing) and the space
     families once (disk), so disk_io comes first."""
     words = set(_WORD.findall(question.lower()))
-    stems = {w.rstrip("s") for w in words} | words
+    stems = {w.rstrip("s") for w in words} | {w[:-2] for w in words if w.endswith("sses")} | words  # processes
     scored = []
     for index, analyzer in enumerate(analyzers):
         score = 0
