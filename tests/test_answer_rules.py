@@ -388,3 +388,20 @@ def test_an_all_clear_with_a_hyphenated_modifier_reads_as_all_clear():
     assert says_all_clear("The job did not report out-of-memory errors.")
     assert not says_all_clear("There are no crash-looping processes, but worker crashes every second.")
     assert not says_all_clear("worker is crash-looping.")
+
+
+def test_a_because_clause_after_an_all_clear_phrase_claims_what_it_says():
+    """"nothing listens on tcp port 48585 because the log shows errors" is no all-clear: the
+    "because" clause reports the errors; and naming one of the topic's problems (the port) in the
+    verdict's own negative words denies none of them, even when another problem is listed first."""
+    from appliance.agent.checks import says_all_clear
+
+    answer = "nothing listens on tcp port 48585 because the log shows errors related to database connectivity."
+    assert not says_all_clear(answer)
+    assert says_all_clear("No errors in the log because the job succeeded.")
+    log = Finding("log_errors", WARNING, "/srv/orders/app.log: 2 error lines in the newest run",
+                  path="/srv/orders/app.log")
+    port = Finding("dependency", WARNING, "nothing listens on tcp port 48585: the orders app's database is down",
+                   culprit="tcp port 48585")
+    assert check_agreement("Nothing listens on tcp port 48585.", {}, [log, port], ["log_errors", "dependency"]) is None
+    assert check_agreement("Nothing is wrong.", {}, [log, port], ["log_errors", "dependency"]) is not None

@@ -212,11 +212,11 @@ def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[F
         return None
     stated = " ".join([answer, *(str(v) for v in result.values())])
     if denies_all(answer) and not _culprit(result):
-        problem = next(iter(problems_for(findings, topics)), None)
-        # an answer that names what the problem names states it, in the verdict's own negative
-        # words ("nothing listens on tcp port 54161: … is down"), and denies nothing
-        if problem is not None and not names_a_problem(stated, [problem]):
-            return f"[contradicts-check: {problem.line()[:160]}]"
+        problems = list(problems_for(findings, topics))
+        # an answer that names what one of the problems names states it, in the verdict's own
+        # negative words ("nothing listens on tcp port 54161: … is down"), and denies nothing
+        if problems and not names_a_problem(stated, problems):
+            return f"[contradicts-check: {problems[0].line()[:160]}]"
     by_family: dict[str, list[Finding]] = {}
     for finding in findings:
         by_family.setdefault(finding.family, []).append(finding)

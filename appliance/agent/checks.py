@@ -42,8 +42,10 @@ _PROBLEM_CLAIM = re.compile(
 )
 # Result fields that name a culprit; a no-fault control must leave them empty (also the eval's rule).
 CULPRIT_FIELDS = ("culprit", "process", "pid")
-# An all-clear phrase up to the end of its clause.
-_ALL_CLEAR_CLAUSE = re.compile(f"(?:{ALL_CLEAR.pattern})[^.;,]*", re.IGNORECASE)
+# An all-clear phrase up to the end of its clause; "because", "but", "although" … begin another
+# ("nothing listens on port 5432 because the log shows errors" claims the errors).
+_CLAUSE_START = r"\b(?:because|but|although|though|whereas|yet)\b"
+_ALL_CLEAR_CLAUSE = re.compile(f"(?:{ALL_CLEAR.pattern})(?:(?!{_CLAUSE_START})[^.;,])*", re.IGNORECASE)
 
 
 def claims_problem(text: str) -> bool:
@@ -57,7 +59,7 @@ def says_all_clear(answer: str) -> bool:
     "no process is using port 4242" is all clear, "X uses 99% CPU; no errors in the log" is not)."""
     if not ALL_CLEAR.search(answer):
         return False
-    rest = _ALL_CLEAR_CLAUSE.sub(" ", answer)
+    rest = re.sub(_CLAUSE_START, " ", _ALL_CLEAR_CLAUSE.sub(" ", answer), flags=re.IGNORECASE)
     return not _PROBLEM_CLAIM.search(rest)
 
 
