@@ -405,3 +405,14 @@ def test_a_because_clause_after_an_all_clear_phrase_claims_what_it_says():
                    culprit="tcp port 48585")
     assert check_agreement("Nothing listens on tcp port 48585.", {}, [log, port], ["log_errors", "dependency"]) is None
     assert check_agreement("Nothing is wrong.", {}, [log, port], ["log_errors", "dependency"]) is not None
+
+
+def test_a_setting_named_by_its_own_key_claimed_invalid_contradicts_a_clean_config_verdict():
+    """"`listen_port` in relay.conf is invalid" claims a config fault though no word of it is
+    "setting" or "port" on its own; where the check read every setting fine, it is sent back."""
+    path = "/srv/relay.conf"
+    fine = Finding("config", OK, f"settings fine: {path}: 9 settings read, none malformed (ports in range)", path=path)
+    said = f"The `listen_port` in `{path}` is invalid. It should be between 0 and 65535."
+    assert check_agreement(said, {"value": "2525"}, [fine], ["config"]) is not None
+    assert check_agreement(f"No: every setting in {path} is valid; listen_port is not invalid.", {}, [fine],
+                           ["config"]) is None

@@ -48,7 +48,10 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
                   r"|\b(?:settings?|values?|options?|parameters?|port)\b[^;]{0,120}?\b(?:is|are) "
                   r"(?:invalid|wrong|malformed|incorrect|out of range)\b"
                   r"|\b(?:settings?|values?|options?|port) (?:is |are )?(?:invalid|wrong|out of range|not valid)\b"
-                  r"|\bmisconfigur\w*|\bout of range\b",
+                  r"|\bmisconfigur\w*|\bout of range\b"
+                  # a setting by its own name ("`listen_port` … is invalid"): config verdicts exist
+                  # only for a file the question named, so the subject is one of its settings
+                  r"|\b(?:is|are) (?:invalid|malformed|incorrect|not valid)\b",
     }.items()
 }
 # Words that claim more of a resource than is normal, whatever the family's own phrases.
