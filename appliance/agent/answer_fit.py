@@ -278,12 +278,17 @@ _YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
 SAY_YES_OR_NO = "[say-yes-or-no: the question asks yes or no; begin the answer with Yes or No]"
 
 
+def begins_yes_or_no(answer: str) -> bool:
+    """The answer begins with the word "yes" or "no"."""
+    return _YES_OR_NO.search(answer) is not None
+
+
 def yes_or_no(question: str, answer: str, findings: Sequence[Any], bodies: Iterable[str] = ()) -> str | None:
     """A yes/no question is answered yes or no: in words, by saying nothing is wrong, by repeating
     the question's claim, by naming a fault (a claim of a family's fault, a problem the checks
     found), or, when it also asks "if so, which?", by naming the thing; "the process API is
     sleeping" to "is any process close to its open-file limit?" is none of these."""
-    if question_form(question) != YES_NO or _YES_OR_NO.search(answer) or denies_all(answer):
+    if question_form(question) != YES_NO or begins_yes_or_no(answer) or denies_all(answer):
         return None
     if re.search(r"\bwhich\b", question, re.I) and names_entity(answer, bodies):
         return None

@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import check_agreement, claims_any_fault, denies_all, named_processes
 from appliance.agent.checks import copies
-from appliance.agent.answer_fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, is_conditional, question_form, ranked_firsts,
-                                        reports_trouble, seeks_fault)
+from appliance.agent.answer_fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, begins_yes_or_no, is_conditional,
+                                        question_form, ranked_firsts, reports_trouble, seeks_fault)
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
 from appliance.agent.port_fit import UNASKED_PORT, port_opening
 from appliance.agent.judge import verdicts_clear
@@ -246,14 +246,11 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     return (opening + " ".join([head, *kept]) if kept else opening + head).strip()
 
 
-_YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
-
-
 def _by_form(question: str, answer: str) -> Steer:
     """Nothing the checks settled says what the retry should name, but the question's form says
     how it begins: a yes/no question's answer begins "Yes" or "No" (the form settled, not the
     answer). A refused answer that began so gets no opening: it would be the same again."""
-    if question_form(question) == YES_NO and answer and not _YES_OR_NO.search(answer):
+    if question_form(question) == YES_NO and answer and not begins_yes_or_no(answer):
         return Steer(openings=("Yes", "No"))
     return Steer()
 
@@ -281,7 +278,7 @@ def backed_no(question: str, answer: str, evidence: Evidence) -> str:
     denial rests on, "No problem found: <verdict>. ", when the checks judged every place (or the
     topic) fine: the question asked yes or no, and the reader gets it with what backs it. Any other
     answer is returned as it is (the form is not forced onto an answer the checks do not back)."""
-    if question_form(question) != YES_NO or _YES_OR_NO.search(answer) or answer.startswith(NO_PROBLEM) \
+    if question_form(question) != YES_NO or begins_yes_or_no(answer) or answer.startswith(NO_PROBLEM) \
             or claims_any_fault(answer) or not denies_all(answer):
         return answer
     fine = _all_fine(question, evidence)
