@@ -416,3 +416,73 @@ def test_a_setting_named_by_its_own_key_claimed_invalid_contradicts_a_clean_conf
     assert check_agreement(said, {"value": "2525"}, [fine], ["config"]) is not None
     assert check_agreement(f"No: every setting in {path} is valid; listen_port is not invalid.", {}, [fine],
                            ["config"]) is None
+
+
+def test_if_so_which_on_clear_verdicts_is_answered_no_and_names_no_culprit():
+    """"Is any process hogging the CPU? If so, which one?" where the check found no hog: the which
+    is asked only on a yes, so the top of the ok ranking is no answer, and an answer that says no
+    keeps no culprit field (the checks found none)."""
+    from appliance.agent.answer_fit import SAY_YES_OR_NO
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.steering import steer
+
+    cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest process, kworker/0:1 (pid 12), uses 0 % of one core; load 0.3 "
+                                "on 2 cores")
+    question = "Is any process hogging the CPU right now? If so, which one?"
+    ctx = AnswerContext(question=question, evidence=Evidence(findings=(cpu_ok,), topics=("cpu",)),
+                        bodies=[cpu_ok.line()], tools_worked=True)
+    verdict = judge_answer("kworker/0:1 (pid 12) uses 0 % of one core.", {"culprit": "kworker/0:1"}, ctx)
+    assert verdict.problem == SAY_YES_OR_NO
+    assert steer(verdict.problem, question, ctx.evidence, ctx.bodies).openings == ("No problem found: no CPU hog",)
+    verdict = judge_answer("No: the busiest process, kworker/0:1, uses 0 % of one core.",
+                           {"culprit": "kworker/0:1", "process": "kworker/0:1", "pid": 12}, ctx)
+    assert verdict.problem is None and verdict.result == {}
+    assert {"culprit", "process", "pid"} <= set(verdict.dropped)
+    # a real hog is still named: the culprit the check found stays
+    hog = Finding("cpu", WARNING, "CPU hog: hashminer (pid 99) uses 98 % of one core", culprit="hashminer", pid=99)
+    hot = AnswerContext(question=question, evidence=Evidence(findings=(hog,), topics=("cpu",)), bodies=[hog.line()],
+                        tools_worked=True)
+    verdict = judge_answer("Yes: hashminer (pid 99) uses 98 % of one core.", {"culprit": "hashminer", "pid": 99}, hot)
+    assert verdict.problem is None and verdict.result == {"culprit": "hashminer", "pid": 99}
+
+
+def test_a_culprit_field_no_verdict_backs_goes_where_the_checks_found_the_place_fine():
+    from appliance.agent.evidence import Evidence, Look
+    from appliance.agent.judge import AnswerContext, judge_answer
+
+    deleted_ok = Finding("deleted_open", OK, "no space held by deleted files worth noting: 3 deleted files still open, "
+                                             "0 B in all; the biggest, 0 B, in process_api (pid 1)")
+    place = Finding("filesystem_full", OK, "/mnt/cache is 3 % used, 62.0 MiB free of 64.0 MiB",
+                    {"mount": "/mnt/cache", "used_percent": 3.0}, path="/mnt/cache")
+    listing = Look("/mnt/cache", "dir_sizes", {"path": "/mnt/cache"}, {"status": "ok", "data": {}})
+    ctx = AnswerContext(question="Is any deleted file still holding space on /mnt/cache? If so, which process holds it?",
+                        evidence=Evidence(findings=(deleted_ok, place), topics=("deleted_open",), looks=(listing,),
+                                          places=(place,)),
+                        bodies=[deleted_ok.line(), place.line()], tools_worked=True)
+    verdict = judge_answer("No: /mnt/cache is 3 % used; process_api (pid 1) holds the biggest deleted file, 0 B.",
+                           {"culprit": "process_api", "process": "process_api"}, ctx)
+    assert verdict.problem is None and "culprit" not in verdict.result and "process" not in verdict.result
+
+
+def test_a_storage_question_about_a_named_place_names_the_fault_the_checks_found_there():
+    """Writing to a named folder fails and the checks found its filesystem read-only: an answer
+    about another filesystem ("/ is mounted rw") misses the asked place's fault and goes
+    back, its retry beginning with the place's verdict."""
+    from appliance.agent.evidence import Evidence, Look
+    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.steering import steer
+
+    ro = Finding("readonly_fs", WARNING, "/srv/docs (tmpfs) is mounted read-only: writes there fail with 'Read-only "
+                                         "file system'", {"mount": "/srv/docs"}, culprit="/srv/docs", path="/srv/docs")
+    root_ok = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / (ext4) is 23 % used")
+    listing = Look("/srv/docs/reports", "dir_sizes", {"path": "/srv/docs/reports"}, {"status": "ok", "data": {}})
+    question = "Writing to /srv/docs/reports fails. How is the filesystem there mounted, and is that the problem?"
+    ctx = AnswerContext(question=question, evidence=Evidence(findings=(root_ok, ro), topics=("readonly_fs",),
+                                                             looks=(listing,), places=(ro,)),
+                        bodies=[root_ok.line(), ro.line(), "mount=/ fstype=ext4 options=rw,relatime"], tools_worked=True)
+    verdict = judge_answer("The / filesystem (ext4) is mounted rw,relatime.", {}, ctx)
+    assert verdict.problem is not None and verdict.problem.startswith("[misses-the-check: [warning] readonly_fs:")
+    assert steer(verdict.problem, question, ctx.evidence, ctx.bodies).openings == ("/srv/docs (tmpfs) is mounted read-only",)
+    assert judge_answer("/srv/docs is mounted read-only, so writes there fail with 'Read-only file system'.", {},
+                        ctx).problem is None

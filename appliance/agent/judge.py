@@ -14,9 +14,10 @@ from typing import Any, Iterable, Mapping, Sequence
 from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agreement, unasked_culprit, claims_any_fault, denies_all, misses_culprit,
                                        names_a_problem, names_first_ranked, names_self, not_verdicts_first, place_fit, problems_for, wrong_place,
                                        yes_no_fit)
-from appliance.agent.answer_fit import WHICH, YES_NO, asks_ranking, check_fit, outside_place, question_form, seeks_fault, yes_or_no
-from appliance.agent.checks import Verdict, check_answer, claims_problem
-from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
+from appliance.agent.answer_fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranking, begins_yes_or_no, check_fit, is_conditional,
+                                        outside_place, question_form, seeks_fault, yes_or_no)
+from appliance.agent.checks import CULPRIT_FIELDS, Verdict, check_answer, claims_problem
+from appliance.agent.evidence import GENERAL_FAMILIES, STORAGE_FAMILIES, Evidence, named_ports
 from appliance.agent.port_fit import asked_ports, port_fit, unasked_port
 
 NO_FACT = "[no-observed-fact-named]"
@@ -52,6 +53,52 @@ def verdicts_clear(evidence: Evidence) -> bool:
         and not any(f.is_problem for f in evidence.places)
 
 
+def settled_clear(evidence: Evidence) -> bool:
+    """The checks judged what the question is about and found nothing wrong: its fault families
+    (verdicts_clear) and, when it names places, those places themselves (a place looked at but
+    given no verdict is not judged)."""
+    return verdicts_clear(evidence) and (not evidence.looks or bool(evidence.places))
+
+
+def unbacked_culprits(result: Mapping[str, Any], question: str, evidence: Evidence) -> tuple[str, ...]:
+    """The culprit fields (culprit, process, pid) no verdict backs: where the checks judged the
+    question's fault families and its places and found nothing wrong, a field that names something
+    at fault names what no check found at fault ("kworker" beside "no CPU hog: the busiest process,
+    kworker, uses 2 % of one core"), unless it names a problem the checks found elsewhere. A ranking
+    question ("which process has the most threads?") asks for its top entry, fault or not: its
+    process stays."""
+    if not settled_clear(evidence):
+        return ()
+    keys = ("culprit",) if asks_ranking(question) else CULPRIT_FIELDS
+    return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), evidence.findings))
+
+
+def settled_no(answer: str, question: str, evidence: Evidence) -> str | None:
+    """"Is any process hogging the CPU? If so, which one?" asks which only if the answer is yes.
+    Where the checks judged the question's families (and places) and found nothing wrong, the
+    answer is no: one that names the top of an ok ranking without saying no ("kworker uses 0 % of
+    one core") or yes answers another question and goes back to say yes or no."""
+    if not is_conditional(question) or not settled_clear(evidence):
+        return None
+    if begins_yes_or_no(answer) or denies_all(answer) or claims_any_fault(answer) \
+            or names_a_problem(answer, evidence.findings):
+        return None
+    return SAY_YES_OR_NO
+
+
+def place_problem_missed(answer: str, result: Mapping[str, Any], question: str, evidence: Evidence) -> str | None:
+    """A question about the storage of a place it names ("writing to /srv/docs fails"), where the
+    checks found the fault at that place (its filesystem read-only, full, out of inodes; one entry
+    holding most of it): the answer names that place or its culprit, not another filesystem ("/ is
+    mounted read-write") nor nothing. Other places' problems (a log's errors) have rules of their
+    own: a cause line is quoted, not its file named."""
+    if not seeks_fault(question):
+        return None
+    problems = [f for f in evidence.places if f.is_problem and f.family in STORAGE_FAMILIES and f.family in evidence.topics
+                and (f.culprit or f.path)]
+    return misses_culprit(answer, result, problems)
+
+
 def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None:
     """A reason when the person asks what is wrong, the checks found nothing wrong in the
     question's fault families, and the answer neither says so nor claims any fault ("the network
@@ -63,7 +110,7 @@ def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None
     if not seeks_fault(question) or asks_ranking(question) or evidence.looks or evidence.places \
             or not verdicts_clear(evidence):
         return None
-    if question_form(question) == WHICH and evidence.topics \
+    if question_form(question) == WHICH and not is_conditional(question) and evidence.topics \
             and names_first_ranked(answer, {}, evidence.findings, evidence.topics[0]):
         return None
     if denies_all(answer) or claims_problem(answer) or claims_any_fault(answer):
@@ -82,6 +129,7 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     # refused for a culprit word it should not have written
     cleared = all_clear_drops(answer, result, ctx.evidence.findings, question_form(ctx.question) == WHICH) \
         or unasked_culprit(result, seeks_fault(ctx.question))
+    cleared += tuple(k for k in unbacked_culprits(result, ctx.question, ctx.evidence) if k not in cleared)
     result = {k: v for k, v in result.items() if k not in cleared}
     verdict = check_answer(answer, result, list(ctx.bodies), tools_worked=ctx.tools_worked, looked=ctx.looked,
                            copied_texts=ctx.copy_guard, rejected=ctx.rejected)
@@ -114,13 +162,14 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               # deleted files) answers the question, also when that is no entry under the place
               or (None if names_a_problem(" ".join([answer, *map(str, kept.values())]), evidence.asked_problems())
                   else outside_place(ctx.question, answer, kept, [look.path for look in evidence.looks], ctx.bodies))
-              or (None if evidence.looks or not seeks_fault(ctx.question)
-                  else misses_culprit(answer, kept, evidence.main_problems()))
+              or (place_problem_missed(answer, kept, ctx.question, evidence) if evidence.looks
+                  else None if not seeks_fault(ctx.question) else misses_culprit(answer, kept, evidence.main_problems()))
               or (not_verdicts_first(answer, kept, evidence.findings, evidence.topics[0])
                   if asks_ranking(ctx.question) and evidence.topics else None)
               or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies,
                            culprits=[str(f.culprit) for f in evidence.findings if f.is_problem and f.culprit])
-              or yes_or_no(ctx.question, answer, evidence.findings, ctx.bodies))
+              or yes_or_no(ctx.question, answer, evidence.findings, ctx.bodies)
+              or settled_no(answer, ctx.question, evidence))
     if misfit is None:
         return verdict
     return replace(verdict, problem=misfit, invented=True)

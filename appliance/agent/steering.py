@@ -273,12 +273,13 @@ def _all_fine(question: str, evidence: Evidence) -> Finding | None:
 
 
 def backed_no(question: str, answer: str, evidence: Evidence) -> str:
-    """An accepted answer to a yes/no question that denies every fault without saying "no" ("There
+    """An accepted answer to a yes/no question (or "… If so, which?") that denies every fault without saying "no" ("There
     are no crash-looping processes", "X is asleep, not a CPU hog") begins with the verdict the
     denial rests on, "No problem found: <verdict>. ", when the checks judged every place (or the
     topic) fine: the question asked yes or no, and the reader gets it with what backs it. Any other
     answer is returned as it is (the form is not forced onto an answer the checks do not back)."""
-    if question_form(question) != YES_NO or begins_yes_or_no(answer) or answer.startswith(NO_PROBLEM) \
+    if (question_form(question) != YES_NO and not is_conditional(question)) or begins_yes_or_no(answer) \
+            or answer.startswith(NO_PROBLEM) \
             or claims_any_fault(answer) or not denies_all(answer):
         return answer
     fine = _all_fine(question, evidence)
