@@ -486,3 +486,14 @@ def test_a_storage_question_about_a_named_place_names_the_fault_the_checks_found
     assert steer(verdict.problem, question, ctx.evidence, ctx.bodies).openings == ("/srv/docs (tmpfs) is mounted read-only",)
     assert judge_answer("/srv/docs is mounted read-only, so writes there fail with 'Read-only file system'.", {},
                         ctx).problem is None
+    # a full place whose space a process holds in deleted files: naming that process answers it
+    full = Finding("filesystem_full", CRITICAL, "full: /srv/docs (tmpfs) is 97 % used, 2.0 MiB free of 64.0 MiB",
+                   {"mount": "/srv/docs", "used_percent": 97.0}, culprit="/srv/docs", path="/srv/docs")
+    held = Finding("deleted_open", WARNING, "58.0 MiB held by deleted files: the most, 58.0 MiB, by logshipper (pid 77)",
+                   culprit="logshipper", pid=77)
+    filling = AnswerContext(question="/srv/docs keeps filling up but I can't find any big files in it, what's taking the space?",
+                            evidence=Evidence(findings=(held, full), topics=("deleted_open", "filesystem_full"),
+                                              looks=(listing,), places=(full,)),
+                            bodies=[held.line(), full.line()], tools_worked=True)
+    assert judge_answer("logshipper (pid 77) holds 58.0 MiB in deleted files.", {}, filling).problem is None
+    assert judge_answer("The / filesystem (ext4) is mounted rw,relatime.", {}, filling).problem is not None

@@ -89,14 +89,17 @@ def settled_no(answer: str, question: str, evidence: Evidence) -> str | None:
 def place_problem_missed(answer: str, result: Mapping[str, Any], question: str, evidence: Evidence) -> str | None:
     """A question about the storage of a place it names ("writing to /srv/docs fails"), where the
     checks found the fault at that place (its filesystem read-only, full, out of inodes; one entry
-    holding most of it): the answer names that place or its culprit, not another filesystem ("/ is
-    mounted read-write") nor nothing. Other places' problems (a log's errors) have rules of their
+    holding most of it): the answer names that place, its culprit or another problem the question
+    asks about, not another filesystem ("/ is mounted read-write") nor nothing. Other places' problems (a log's errors) have rules of their
     own: a cause line is quoted, not its file named."""
     if not seeks_fault(question):
         return None
-    problems = [f for f in evidence.places if f.is_problem and f.family in STORAGE_FAMILIES and f.family in evidence.topics
+    at_place = [f for f in evidence.places if f.is_problem and f.family in STORAGE_FAMILIES and f.family in evidence.topics
                 and (f.culprit or f.path)]
-    return misses_culprit(answer, result, problems)
+    if not at_place:
+        return None
+    # naming another problem the question asks about (the process holding the place's deleted files) answers it too
+    return misses_culprit(answer, result, at_place + [f for f in evidence.asked_problems() if f not in at_place])
 
 
 def claims_nothing(answer: str, question: str, evidence: Evidence) -> str | None:
