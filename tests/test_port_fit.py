@@ -141,9 +141,9 @@ def test_the_judge_sends_back_a_free_port_called_taken():
 def test_a_denial_about_a_port_the_question_never_named_answers_another_question():
     question = "Does any process hold an unusually large number of network connections? If so, which?"
     said = "There are no established connections on port 443."
-    assert unasked_port(question, said, named_ports(question)).startswith(UNASKED_PORT + ": the answer is about port 443")
-    assert unasked_port(question, "fanout (pid 7) holds 80 connections to port 443.", []) is None  # no denial
-    assert unasked_port(WHICH, "Nothing listens on port 44307.", named_ports(WHICH)) is None  # the asked port
+    assert unasked_port(said, named_ports(question)).startswith(UNASKED_PORT + ": the answer is about port 443")
+    assert unasked_port("fanout (pid 7) holds 80 connections to port 443.", []) is None  # no denial
+    assert unasked_port("Nothing listens on port 44307.", named_ports(WHICH)) is None  # the asked port
     connections_ok = Finding("connections", OK, "connections are normal: 40 inbound to local listeners, 40 outbound")
     evidence = Evidence((connections_ok,), ("connections",))
     ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
@@ -162,8 +162,8 @@ def test_a_port_a_verdict_names_is_not_unasked():
                                                "there is down or listens elsewhere", {"port": 54161},
                       culprit="tcp port 54161")
     answer = "nothing listens on tcp port 54161: a service that should answer there is down or listens elsewhere"
-    assert unasked_port(question, answer, asked_ports(named_ports(question), [refused])) is None
-    assert unasked_port(question, "Nothing listens on port 8804.", asked_ports(named_ports(question), [refused]))
+    assert unasked_port(answer, asked_ports(named_ports(question), [refused])) is None
+    assert unasked_port("Nothing listens on port 8804.", asked_ports(named_ports(question), [refused]))
     ctx = AnswerContext(question=question, evidence=Evidence((refused,), ("dependencies",)), tools_worked=True,
                         bodies=[refused.line(), "ERROR db: cannot connect to postgres at 127.0.0.1:54161: "
                                                 "[Errno 111] Connection refused"])

@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from appliance.agent.answer_fit import reports_trouble
 from appliance.agent.early import Early
-from appliance.agent.port_fit import LISTENING
+from appliance.agent.port_fit import LISTENING, asked_ports
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
 from appliance.analyzers.app_folder import app_folder_findings, folder_logs
 from appliance.analyzers.base import Analyzer
@@ -84,6 +84,11 @@ class Evidence:
         log), then those of its families."""
         found = sorted((f for f in self.places if f.is_problem), key=lambda f: f.family == LOGS)
         return found + [f for f in self.findings if f.family in self.topics and f.is_problem and f not in found]
+
+    def answerable_ports(self, question: str) -> list[int]:
+        """The ports an answer may deny things about: those the question names and those the
+        verdicts name (port_fit.asked_ports)."""
+        return asked_ports(named_ports(question), self.findings)
 
     def main_problems(self) -> list[Finding]:
         """The problems of the family the question is most about (the first topic), with a culprit."""

@@ -19,11 +19,11 @@ from appliance.agent.answer_fit import log_error_lines
 from appliance.agent.agreement import check_agreement, names_self, wrong_place
 from appliance.agent.checks import Verdict, normalized
 from appliance.agent.control import LoopControl
-from appliance.agent.evidence import finding_fields, named_ports
+from appliance.agent.evidence import finding_fields
 from appliance.agent.judge import AnswerContext, judge_answer
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import Outcome
-from appliance.agent.port_fit import asked_ports, unasked_port
+from appliance.agent.port_fit import unasked_port
 from appliance.agent.rejection import own_words, rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
@@ -131,7 +131,7 @@ class Finisher:
         return (check_agreement(text, {}, evidence.findings, ()) is not None
                 or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
                 or wrong_place(text, {}, evidence.places) is not None
-                or unasked_port(self.question, text, asked_ports(named_ports(self.question), evidence.findings))
+                or unasked_port(text, evidence.answerable_ports(self.question))
                 is not None)
 
     def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:

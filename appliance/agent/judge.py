@@ -18,7 +18,7 @@ from appliance.agent.answer_fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranki
                                         outside_place, question_form, seeks_fault, yes_or_no)
 from appliance.agent.checks import CULPRIT_FIELDS, Verdict, check_answer, claims_problem
 from appliance.agent.evidence import GENERAL_FAMILIES, STORAGE_FAMILIES, Evidence, named_ports
-from appliance.agent.port_fit import asked_ports, port_fit, unasked_port
+from appliance.agent.port_fit import port_fit, unasked_port
 
 NO_FACT = "[no-observed-fact-named]"
 NOTHING_CLAIMED = "[claims-no-fault: the question asks what is wrong and the checks found nothing wrong; say so with their values, or name what an observation shows at fault]"
@@ -157,7 +157,7 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
             verdict = replace(verdict, result=kept, dropped=verdict.dropped + drop)
     misfit = (names_self(answer, kept, ctx.self_pids, (), ctx.bodies)
               or port_fit(ctx.question, answer, kept, evidence.findings, named_ports(ctx.question))
-              or unasked_port(ctx.question, answer, asked_ports(named_ports(ctx.question), evidence.findings))
+              or unasked_port(answer, evidence.answerable_ports(ctx.question))
               or claims_nothing(answer, ctx.question, evidence)
               or check_agreement(answer, kept, evidence.findings, evidence.topics)
               or wrong_place(answer, kept, evidence.places)

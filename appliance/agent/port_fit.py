@@ -82,7 +82,7 @@ def asked_ports(question_ports: Sequence[int], findings: Sequence[Finding]) -> l
     return ports
 
 
-def unasked_port(question: str, answer: str, ports: Sequence[int]) -> str | None:
+def unasked_port(answer: str, ports: Sequence[int]) -> str | None:
     """A reason when the answer denies something at a port that neither the question nor a
     verdict names (`ports`, from `asked_ports`; "there are no established connections on port 443"
     for "does any process hold many connections?"): it reports what the model filtered the socket
