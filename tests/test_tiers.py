@@ -18,6 +18,7 @@ import pytest
 from support.gguf_guard import sitecustomize as gguf_guard
 
 TESTS = Path(__file__).resolve().parent
+UNUSED_PLUGINS = ("hypothesispytest", "textual-snapshot", "syrupy", "anyio")
 
 INNER = '''
 import subprocess
@@ -63,6 +64,9 @@ def test_no_model(tmp_path):
 @pytest.fixture
 def inner(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
     monkeypatch.delenv(gguf_guard.ENV)  # this test's own guard stays out: the inner session has its own
+    # the plugins no inner test uses stay unloaded: each inner session would import Hypothesis and
+    # Textual (the snapshot plugin's) again, most of its start-up
+    monkeypatch.setenv("PYTEST_ADDOPTS", " ".join(f"-p no:{name}" for name in UNUSED_PLUGINS))
     pytester.makeini("[pytest]\nmarkers =\n    model: needs a real GGUF model\n")
     pytester.makeconftest((TESTS / "conftest.py").read_text())
     shutil.copytree(TESTS / "support", pytester.path / "support", ignore=shutil.ignore_patterns("__pycache__"))
