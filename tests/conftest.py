@@ -154,23 +154,27 @@ PLANTS_LANE = {
     "test_evidence.py": "its named mount must be the fullest (no other full tmpfs)",
     "test_analyzers_folders.py": "its steer follows the machine's disk problems (no other full tmpfs)",
 }
-# Every module that can hold a `machine` test. Phases 2 and 3 of the fast tier select machine tests
-# only, so they pass --machine-modules-only and collect these modules alone (importing the other
-# sixty-odd, Textual's and the engine's among them, cost each of phase 2's two workers and phase 3
-# seconds); a module named on the command line is collected whatever this says.
+# Every module that can hold a `machine` test. The fast tier's phases each select by marker, so each
+# collects only the modules that can hold its tests (`--machine-modules only` for phases 2 and 3,
+# `skip` for phase 1, which skips MACHINE_FILES, machine tests only): every worker of a phase
+# imported and collected the other phases' modules too, seconds of CPU beside the tests. A module
+# named on the command line is collected whatever this says.
 MACHINE_MODULES = frozenset(MACHINE_FILES) | {test.partition("::")[0] for test in MACHINE_TESTS}
 gguf_guard.install(exit_on_refusal=False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--machine-modules-only", action="store_true",
-                     help="collect only the test modules that can hold a machine test (tests/conftest.py "
-                          "MACHINE_MODULES): for a selection of machine tests, as scripts/test_fast.sh's phases 2 and 3")
+    parser.addoption("--machine-modules", choices=("only", "skip"),
+                     help="collect only the test modules that can hold a machine test (only), or none whose "
+                          "tests are all machine tests (skip): tests/conftest.py MACHINE_MODULES, MACHINE_FILES")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if (config.getoption("machine_modules_only") and collection_path.suffix == ".py"
-            and collection_path.name.startswith("test_") and collection_path.name not in MACHINE_MODULES):
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    choice = config.getoption("machine_modules")
+    if (choice == "only" and collection_path.name not in MACHINE_MODULES
+            or choice == "skip" and collection_path.name in MACHINE_FILES):
         return True
     return None
 
