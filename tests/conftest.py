@@ -191,6 +191,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.beside)
                 lane = "plants" if item.path.name in PLANTS_LANE else "own"
                 item.add_marker(pytest.mark.xdist_group(name=f"beside-{lane}"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist hands tests out in collection order: a slow test collected late (the store's
+        # 40 s crash test sits at two thirds of phase 1) would end its phase alone, long after the
+        # other workers ran out of tests; first, it runs beside them. (Every worker sorts alike.)
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)
