@@ -35,12 +35,16 @@ if [ "${1:-}" = "--workers" ]; then
     shift 2
 fi
 
+# The machine phases load no plugin their modules do not use (Hypothesis, Textual's snapshots,
+# syrupy, anyio: a third of each pytest process's start-up); phase 1's tests use them.
+UNUSED_BY_MACHINE_TESTS=(-p no:hypothesispytest -p no:textual-snapshot -p no:syrupy -p no:anyio)
+
 start=$SECONDS
 beside_log="$(mktemp -t appliance-test-fast-beside.XXXXXX)"
 trap 'rm -f "$beside_log"' EXIT
 echo "test_fast: phase 1, the tests that touch no machine-wide state, $WORKERS workers in parallel;"
 echo "test_fast: phase 2 beside it, the machine tests that assert only about their own plants, in two lanes of one at a time"
-"$PYTHON" -m pytest -q -m "not model and machine and beside" -n 2 --dist loadgroup --machine-modules only "$@" >"$beside_log" 2>&1 &
+"$PYTHON" -m pytest -q -m "not model and machine and beside" -n 2 --dist loadgroup --machine-modules only "${UNUSED_BY_MACHINE_TESTS[@]}" "$@" >"$beside_log" 2>&1 &
 beside_pid=$!
 "$PYTHON" -m pytest -q -m "not model and not machine" -n "$WORKERS" --machine-modules skip "$@"
 parallel=$?
@@ -49,7 +53,7 @@ beside=$?
 echo "test_fast: phase 2 (ran beside phase 1):"
 cat "$beside_log"
 echo "test_fast: phase 3, the other machine tests, one at a time, alone ($((SECONDS - start)) s so far)"
-"$PYTHON" -m pytest -q -m "not model and machine and not beside" --machine-modules only "$@"
+"$PYTHON" -m pytest -q -m "not model and machine and not beside" --machine-modules only "${UNUSED_BY_MACHINE_TESTS[@]}" "$@"
 alone=$?
 echo "test_fast: phase 1 exit $parallel, phase 2 exit $beside, phase 3 exit $alone, $((SECONDS - start)) s"
 # pytest's 5 (no test collected, e.g. a file list with no test of that phase) is not a failure
