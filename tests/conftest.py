@@ -195,7 +195,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # pytest-xdist hands tests out in collection order: a slow test collected late (the store's
         # 40 s crash test sits at two thirds of phase 1) would end its phase alone, long after the
         # other workers ran out of tests; first, it runs beside them. (Every worker sorts alike.)
-        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+        items.sort(key=lambda item: not _slow_on_its_own(item))
+
+
+def _slow_on_its_own(item: pytest.Item) -> bool:
+    """A `slow` test that shares no fixture of a module or class with its neighbours: moved away
+    from them, it sets up nothing twice (xdist would hand the two slow tests of test_tools_bounds,
+    which share a tree of 200,000 files, to two workers, each building it)."""
+    info = getattr(item, "_fixtureinfo", None)
+    scopes = {fixture.scope for defs in (info.name2fixturedefs.values() if info else ()) for fixture in defs}
+    return item.get_closest_marker("slow") is not None and not scopes & {"module", "class", "package"}
 
 
 @pytest.fixture(autouse=True)
