@@ -10,6 +10,8 @@
 #   phase 1: -m "not model and not machine" -n WORKERS                      } at the same time
 #   phase 2: -m "not model and machine and beside" -n 2 --dist loadgroup     } (its report after phase 1's)
 #   phase 3: -m "not model and machine and not beside"                       alone
+# Each phase collects only the modules that can hold its tests (phase 1 `--machine-modules skip`,
+# phases 2 and 3 `--machine-modules only`: tests/conftest.py MACHINE_MODULES).
 # Usage: bash scripts/test_fast.sh [--workers N] [pytest arguments for every phase...]
 # WORKERS defaults to 4 (twice the cores: the tests mostly wait). Python: $PYTHON or .venv/bin/python.
 # Exits non-zero when any phase fails (all always run).
@@ -33,21 +35,25 @@ if [ "${1:-}" = "--workers" ]; then
     shift 2
 fi
 
+# The machine phases load no plugin their modules do not use (Hypothesis, Textual's snapshots,
+# syrupy, anyio: a third of each pytest process's start-up); phase 1's tests use them.
+UNUSED_BY_MACHINE_TESTS=(-p no:hypothesispytest -p no:textual-snapshot -p no:syrupy -p no:anyio)
+
 start=$SECONDS
 beside_log="$(mktemp -t appliance-test-fast-beside.XXXXXX)"
 trap 'rm -f "$beside_log"' EXIT
 echo "test_fast: phase 1, the tests that touch no machine-wide state, $WORKERS workers in parallel;"
 echo "test_fast: phase 2 beside it, the machine tests that assert only about their own plants, in two lanes of one at a time"
-"$PYTHON" -m pytest -q -m "not model and machine and beside" -n 2 --dist loadgroup "$@" >"$beside_log" 2>&1 &
+"$PYTHON" -m pytest -q -m "not model and machine and beside" -n 2 --dist loadgroup --machine-modules only "${UNUSED_BY_MACHINE_TESTS[@]}" "$@" >"$beside_log" 2>&1 &
 beside_pid=$!
-"$PYTHON" -m pytest -q -m "not model and not machine" -n "$WORKERS" "$@"
+"$PYTHON" -m pytest -q -m "not model and not machine" -n "$WORKERS" --machine-modules skip "$@"
 parallel=$?
 wait "$beside_pid"
 beside=$?
 echo "test_fast: phase 2 (ran beside phase 1):"
 cat "$beside_log"
 echo "test_fast: phase 3, the other machine tests, one at a time, alone ($((SECONDS - start)) s so far)"
-"$PYTHON" -m pytest -q -m "not model and machine and not beside" "$@"
+"$PYTHON" -m pytest -q -m "not model and machine and not beside" --machine-modules only "${UNUSED_BY_MACHINE_TESTS[@]}" "$@"
 alone=$?
 echo "test_fast: phase 1 exit $parallel, phase 2 exit $beside, phase 3 exit $alone, $((SECONDS - start)) s"
 # pytest's 5 (no test collected, e.g. a file list with no test of that phase) is not a failure

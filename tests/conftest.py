@@ -56,7 +56,6 @@ MACHINE_FILES = {
     "test_analyzers_network.py": "plants listening ports and connections, reads the host's sockets",
     "test_analyzers_processes.py": "plants zombies, CPU/fd/thread hogs and fork loops, reads the process table",
     "test_analyzers_resources.py": "plants memory, disk, load and OOM faults on the host",
-    "test_check_cli.py": "plants faults and runs `appliance check` over the whole machine",
     "test_check_planted.py": "plants every family's fault and asserts the check's machine-wide verdicts",
     "test_eval_plants.py": "plants every scenario's real fault on the host",
     "test_eval_runner.py": "plants faults and asserts the eval's quiet-machine check (no foreign zombies)",
@@ -66,7 +65,6 @@ MACHINE_FILES = {
     "test_threads.py": "chooses threads from the cores that are idle machine-wide",
     "test_analyzers_app_folder.py": "gathers the first step's evidence over the whole machine (its analyzers) "
                                     "for a named application folder",
-    "test_tools_faults.py": "plants real faults (hogs, listeners) for the tools to find",
     "test_port_fit.py": "plants a real listener and gathers the first step's evidence over the whole machine",
     "test_tools_live.py": "asserts invariants of the live process table (named PIDs exist)",
     "test_tools_safety.py": "plants processes with canary command lines, reads every tool over the host",
@@ -87,6 +85,23 @@ MACHINE_TESTS = {
        for name in FOLDER_STEERS},
     "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
         "runs the machine's analyzers and asserts that no problem of the question's families is found",
+    # `appliance check` through the command line (its bad-argument test runs no analyzer: parallel)
+    "test_check_cli.py::test_full_filesystem_exits_2_and_is_named": "mounts and fills a tmpfs, checks the machine",
+    "test_check_cli.py::test_readonly_tmpfs_exits_1_and_text_puts_the_warning_first":
+        "mounts a read-only tmpfs, checks the machine",
+    "test_check_cli.py::test_quiet_families_exit_0": "asserts that the machine's inodes and mounts are fine",
+    "test_check_cli.py::test_all_families_within_two_seconds_worst_first_and_status_by_the_worst":
+        "runs every analyzer over the machine within a time bound",
+    # the tools' planted faults (its log, folder and level tests read only their own files: parallel)
+    "test_tools_faults.py::test_cpu_hog_is_ranked_first_by_top_processes": "plants a CPU hog that must rank first",
+    "test_tools_faults.py::test_a_child_of_the_appliance_is_labelled_as_the_appliance_itself":
+        "its busy child must be among the top 10 by CPU",
+    "test_tools_faults.py::test_large_allocation_tops_memory_report": "plants a memory hog that must rank first",
+    "test_tools_faults.py::test_listening_socket_is_found_with_its_owner": "plants a listener, reads the host's sockets",
+    "test_tools_faults.py::test_own_socket_is_labelled_as_the_appliance_and_connections_grouped_by_remote":
+        "listens and connects, reads the host's sockets",
+    "test_tools_faults.py::test_a_filter_that_matches_nothing_still_says_what_there_is":
+        "listens, looks for a port no process listens on among the host's sockets",
 }
 # Machine tests that may run beside the parallel tests (the `beside` marker), by file or by test
 # ("file::name" or "file::name[parameters]"), and why; every other machine test runs alone.
@@ -139,7 +154,29 @@ PLANTS_LANE = {
     "test_evidence.py": "its named mount must be the fullest (no other full tmpfs)",
     "test_analyzers_folders.py": "its steer follows the machine's disk problems (no other full tmpfs)",
 }
+# Every module that can hold a `machine` test. The fast tier's phases each select by marker, so each
+# collects only the modules that can hold its tests (`--machine-modules only` for phases 2 and 3,
+# `skip` for phase 1, which skips MACHINE_FILES, machine tests only): every worker of a phase
+# imported and collected the other phases' modules too, seconds of CPU beside the tests. A module
+# named on the command line is collected whatever this says.
+MACHINE_MODULES = frozenset(MACHINE_FILES) | {test.partition("::")[0] for test in MACHINE_TESTS}
 gguf_guard.install(exit_on_refusal=False)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--machine-modules", choices=("only", "skip"),
+                     help="collect only the test modules that can hold a machine test (only), or none whose "
+                          "tests are all machine tests (skip): tests/conftest.py MACHINE_MODULES, MACHINE_FILES")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    choice = config.getoption("machine_modules")
+    if (choice == "only" and collection_path.name not in MACHINE_MODULES
+            or choice == "skip" and collection_path.name in MACHINE_FILES):
+        return True
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
@@ -154,6 +191,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.beside)
                 lane = "plants" if item.path.name in PLANTS_LANE else "own"
                 item.add_marker(pytest.mark.xdist_group(name=f"beside-{lane}"))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # pytest-xdist hands tests out in collection order: a slow test collected late (the store's
+        # 40 s crash test sits at two thirds of phase 1) would end its phase alone, long after the
+        # other workers ran out of tests; first, it runs beside them. (Every worker sorts alike.)
+        items.sort(key=lambda item: not _slow_on_its_own(item))
+
+
+def _slow_on_its_own(item: pytest.Item) -> bool:
+    """A `slow` test that shares no fixture of a module or class with its neighbours: moved away
+    from them, it sets up nothing twice (xdist would hand the two slow tests of test_tools_bounds,
+    which share a tree of 200,000 files, to two workers, each building it)."""
+    info = getattr(item, "_fixtureinfo", None)
+    scopes = {fixture.scope for defs in (info.name2fixturedefs.values() if info else ()) for fixture in defs}
+    return item.get_closest_marker("slow") is not None and not scopes & {"module", "class", "package"}
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,7 @@ import pytest
 from support.gguf_guard import sitecustomize as gguf_guard
 
 TESTS = Path(__file__).resolve().parent
+UNUSED_PLUGINS = ("hypothesispytest", "textual-snapshot", "syrupy", "anyio")
 
 INNER = '''
 import subprocess
@@ -63,6 +64,9 @@ def test_no_model(tmp_path):
 @pytest.fixture
 def inner(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
     monkeypatch.delenv(gguf_guard.ENV)  # this test's own guard stays out: the inner session has its own
+    # the plugins no inner test uses stay unloaded: each inner session would import Hypothesis and
+    # Textual (the snapshot plugin's) again, most of its start-up
+    monkeypatch.setenv("PYTEST_ADDOPTS", " ".join(f"-p no:{name}" for name in UNUSED_PLUGINS))
     pytester.makeini("[pytest]\nmarkers =\n    model: needs a real GGUF model\n")
     pytester.makeconftest((TESTS / "conftest.py").read_text())
     shutil.copytree(TESTS / "support", pytester.path / "support", ignore=shutil.ignore_patterns("__pycache__"))
@@ -117,12 +121,17 @@ def test_every_test_beside_the_parallel_phase_is_a_machine_test_that_exists():
             assert f"def {name.split('[')[0]}(" in (TESTS / module).read_text(), f"a stale name in BESIDE: {entry}"
 
 
-def test_the_fast_tier_splits_machine_tests_from_the_parallel_phase(inner):
-    """The three selections of scripts/test_fast.sh: each test in exactly one of them."""
+def _one_test_a_phase(inner: pytest.Pytester) -> None:
+    """Beside test_inner.py's test_no_model (phase 1): a beside machine test and one run alone."""
     inner.makepyfile(test_analyzers_processes="def test_plants_a_zombie():\n    pass\n",
                      test_threads="def test_reads_idle_cores():\n    pass\n")
     inner.makeini("[pytest]\nmarkers =\n    model: needs a real GGUF model\n    machine: machine-wide state\n"
                   "    beside: beside the parallel tests\n")
+
+
+def test_the_fast_tier_splits_machine_tests_from_the_parallel_phase(inner):
+    """The three selections of scripts/test_fast.sh: each test in exactly one of them."""
+    _one_test_a_phase(inner)
     files = ("test_analyzers_processes.py", "test_threads.py", "test_inner.py::test_no_model")
     phases = {"not model and not machine": "test_inner.py::test_no_model",
               "not model and machine and beside": "test_analyzers_processes.py::test_plants_a_zombie",
@@ -130,6 +139,20 @@ def test_the_fast_tier_splits_machine_tests_from_the_parallel_phase(inner):
     for selection, only in phases.items():
         result = inner.runpytest_subprocess("-m", selection, "-p", "no:cacheprovider", "-v", *files)
         result.assert_outcomes(passed=1, deselected=2)
+        result.stdout.fnmatch_lines([f"*{only} PASSED*"])
+
+
+def test_each_phase_collects_the_modules_that_hold_its_tests(inner):
+    """scripts/test_fast.sh's collection options (`--machine-modules`): phase 1 skips the modules of
+    machine tests only, phases 2 and 3 collect only those that can hold one; no test is lost."""
+    _one_test_a_phase(inner)
+    phases = {("not model and not machine", "skip"): ("test_inner.py::test_no_model", 4),
+              ("not model and machine and beside", "only"): ("test_analyzers_processes.py::test_plants_a_zombie", 1),
+              ("not model and machine and not beside", "only"): ("test_threads.py::test_reads_idle_cores", 1)}
+    for (selection, modules), (only, deselected) in phases.items():
+        result = inner.runpytest_subprocess("-m", selection, "--machine-modules", modules, "-p", "no:cacheprovider",
+                                            "-v", "-k", "no_model or plants_a_zombie or reads_idle_cores")
+        result.assert_outcomes(passed=1, deselected=deselected)
         result.stdout.fnmatch_lines([f"*{only} PASSED*"])
 
 
