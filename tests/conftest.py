@@ -94,6 +94,7 @@ MACHINE_TESTS = {
         "runs every analyzer over the machine within a time bound",
     # the tools' planted faults (its log, folder and level tests read only their own files: parallel)
     "test_tools_faults.py::test_cpu_hog_is_ranked_first_by_top_processes": "plants a CPU hog that must rank first",
+    "test_tools_faults.py::test_disk_io_names_the_process_writing_the_most": "plants a disk writer that must rank first",
     "test_tools_faults.py::test_a_child_of_the_appliance_is_labelled_as_the_appliance_itself":
         "its busy child must be among the top 10 by CPU",
     "test_tools_faults.py::test_large_allocation_tops_memory_report": "plants a memory hog that must rank first",

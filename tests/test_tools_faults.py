@@ -79,6 +79,34 @@ def test_cpu_hog_is_ranked_first_by_top_processes():
         kill(pid)
 
 
+DISK_WRITER = """
+import os, pathlib, time
+fd = os.open(READY_FILE + ".dat", os.O_WRONLY | os.O_CREAT)
+block = os.urandom(256 << 10)
+pathlib.Path(READY_FILE).write_text("ready")
+end, n = time.time() + 30, 0
+while time.time() < end:
+    os.pwrite(fd, block, (n % 64) * len(block)); os.fsync(fd); n += 1
+os.unlink(READY_FILE + ".dat")
+"""
+
+
+def test_disk_io_names_the_process_writing_the_most():
+    """The disk's rates raise the question which process makes them: the tool answers it in the same
+    interval (iotop's view), the top writer first, with a rate it really wrote at."""
+    registry = registry_for("/tmp")
+    pid = spawn_detached(DISK_WRITER, argv0="appliance-test-diskwriter", ready="ready")
+    try:
+        time.sleep(0.2)
+        data = registry.call("disk_io", {"sample_seconds": 1.0})["data"]
+        assert data["processes"][0]["pid"] == pid, data
+        assert data["headline"].startswith(f"top reader/writer: {data['processes'][0]['name']} (pid {pid})")
+        assert data["processes"][0]["write"].endswith("/s") and not data["processes"][0]["write"].startswith("0 ")
+        assert os.getpid() not in {row["pid"] for row in data["processes"]}
+    finally:
+        kill(pid)
+
+
 def test_a_child_of_the_appliance_is_labelled_as_the_appliance_itself():
     registry = build_registry(ToolContext(policy=PathPolicy.confined(["/tmp"]), self_pids=frozenset({os.getpid()})))
     child = subprocess.Popen([sys.executable, "-c", "while True: pass"])

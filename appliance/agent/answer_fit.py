@@ -41,7 +41,10 @@ _WHICH_Q = re.compile(
     rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_THING}\b|\bwho\b"
     r"|\bwhat(?:'s|\s+is|\s+are)?\s+(?:\w+\s+)?(?:using|eating|filling|holding|taking|listening|hogging|"
     r"consuming|running|keeping|writing|reading|spawning|opening|doing)\b"
-    r"|\bwhat(?:'s|\s+is)\s+it\b|\bfind\s+(?:it|them|the\s+\w+)\b|\bwhich\s+one\b",
+    r"|\bwhat(?:'s|\s+is)\s+it\b|\bfind\s+(?:it|them|the\s+\w+)\b|\bwhich\s+one\b"
+    # "what's hammering it?", "what is slowing my laptop?": a verb done to the person's thing asks for
+    # the thing doing it, whatever the verb ("what's going on with …" has no object; a cause is WHY).
+    r"|\bwhat(?:'s|\s+is|\s+are|\s+keeps)\s+(?!causing\b)\w+ing\s+(?:it|them|this|that|my|our|the|me|us)\b",
     re.I,
 )
 _WHY_Q = re.compile(r"\bwhy\b|\bwhat\s+(?:caused|causes|went\s+wrong|is\s+wrong|'s\s+wrong|happened)\b", re.I)

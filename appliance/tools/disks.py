@@ -11,6 +11,7 @@ import psutil
 from appliance.tools import units
 from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.context import ToolContext
+from appliance.tools.procs import own_tree, sample
 from appliance.tools.schema import Doc, Range
 
 # Kernel and virtual filesystems: never storage a person can fill or free.
@@ -74,8 +75,9 @@ def disk_io(
     ctx: ToolContext,
     sample_seconds: Annotated[float, Range(0.2, 5.0), Doc("sampling interval")] = 1.0,
 ) -> dict:
-    """Per-disk read/write rates, operations per second and busy % over a short interval, busiest first.
-    Use when the machine feels slow but CPU is idle (I/O wait). Not for which files are large."""
+    """Per-disk read/write rates, operations per second and busy % over a short interval, busiest first,
+    and the processes reading and writing the most over it. Use when the disk is busy or the machine
+    feels slow but CPU is idle (I/O wait). Not for which files are large."""
     try:
         before = psutil.disk_io_counters(perdisk=True) or {}
     except (OSError, RuntimeError):
@@ -84,7 +86,7 @@ def disk_io(
         return result(EMPTY, {"disks": []}, "this machine exposes no disk I/O counters")
     cpu_before = psutil.cpu_times()
     started = time.monotonic()
-    time.sleep(sample_seconds)
+    taken = sample(sample_seconds, with_io=True)  # sleeps the interval between its two readings
     after = psutil.disk_io_counters(perdisk=True) or {}
     elapsed = max(time.monotonic() - started, 1e-3)
     rows = []
@@ -107,5 +109,25 @@ def disk_io(
     cpu_after = psutil.cpu_times()
     spent = sum(cpu_after) - sum(cpu_before)
     iowait = getattr(cpu_after, "iowait", 0.0) - getattr(cpu_before, "iowait", 0.0)
-    return ok({"sample_seconds": round(elapsed, 2), "disks": rows,
-               "cpu_iowait_percent": units.pct(iowait, spent) if spent > 0 else 0.0})
+    data = {"sample_seconds": round(elapsed, 2), "disks": rows,
+            "cpu_iowait_percent": units.pct(iowait, spent) if spent > 0 else 0.0}
+    movers = _top_io(taken.procs, own_tree(ctx.self_pids))
+    if movers:
+        first = movers[0]
+        data = {"headline": f"top reader/writer: {first['name']} (pid {first['pid']}) read {first['read']} "
+                            f"write {first['write']}", **data, "processes": movers}
+    return ok(data)
+
+
+TOP_IO = 3
+
+
+def _top_io(procs: list[dict], own: set[int]) -> list[dict]:
+    """The processes that read or wrote the most over the interval (iotop's view: which process
+    makes the disk busy is the question a disk's rates raise), the appliance's own left out."""
+    def moved(p: dict) -> float:
+        return (p.get("io_read_rate") or 0.0) + (p.get("io_write_rate") or 0.0)
+
+    busy = sorted((p for p in procs if moved(p) > 0 and p["pid"] not in own), key=moved, reverse=True)
+    return [{"pid": p["pid"], "name": p.get("name") or "?", "read": units.rate(p.get("io_read_rate") or 0.0),
+             "write": units.rate(p.get("io_write_rate") or 0.0)} for p in busy[:TOP_IO]]
