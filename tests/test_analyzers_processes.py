@@ -5,6 +5,7 @@ real supervisor; and the same faults inside the appliance's own processes, which
 from __future__ import annotations
 
 import os
+import time
 
 import psutil
 
@@ -47,6 +48,16 @@ import pathlib, subprocess, time
 pathlib.Path(READY_FILE).write_text("ready")
 while True:
     subprocess.run(["/bin/sh", "-c", "sleep 0.1; exit 3"])
+    time.sleep(0.05)
+"""
+
+# A supervisor whose worker dies after 0.8 s: in a 1 s watch it is born at most once; the instance
+# that was running when the watch began dies in it.
+SLOW_SUPERVISOR = """
+import pathlib, subprocess, time
+pathlib.Path(READY_FILE).write_text("ready")
+while True:
+    subprocess.run(["/bin/sh", "-c", "sleep 0.8; exit 3"])
     time.sleep(0.05)
 """
 
@@ -131,6 +142,17 @@ def test_a_crash_looping_worker_and_its_supervisor_are_named(tmp_path):
         assert mine[0].values["starts"] >= 2 and mine[0].values["exited"] >= 1
         assert "is restarting" in mine[0].verdict and f"pid {pid}" in mine[0].verdict
         assert "exit 3" in mine[0].values["command"]
+
+
+def test_a_worker_that_lives_about_as_long_as_the_watch_is_seen_restarting(tmp_path):
+    """Born at most once in the watch: the instance that died in it is the other half of the restart."""
+    with planted(SLOW_SUPERVISOR, "appliance-test-slow-supervisor", tmp_path) as (pid, _):
+        time.sleep(1.0)  # the worker started at once; watch a later one die and start again
+        found = restarts.restarts(readings(sample_seconds=1.0, watch_seconds=1.0))
+        mine = [f for f in found if f.values.get("parent_pid") == pid]
+        assert mine and mine[0].severity == "warning", found
+        assert mine[0].values["exited"] >= 1 and mine[0].values["started_while_watched"] >= 1
+        assert "sleep 0.8; exit 3" in mine[0].values["command"]
 
 
 def test_restarts_inside_the_appliance_never_count(tmp_path):

@@ -450,6 +450,31 @@ def test_if_so_which_on_clear_verdicts_is_answered_no_and_names_no_culprit():
     assert verdict.problem is None and verdict.result == {"culprit": "hashminer", "pid": 99}
 
 
+def test_a_no_to_if_so_which_keeps_no_sentence_naming_the_top_of_an_ok_ranking():
+    """"Is any process using an unusual amount of memory? If so, which?" answered "No problem found:
+    no memory pressure. The process with PID 8134 uses the most memory": the no is the answer; the
+    sentence naming the top consumer answers a which nobody asked and goes. Where the checks found a
+    problem, or the answer says yes, nothing goes."""
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.steering import without_unasked_which
+
+    mem_ok = Finding("memory", OK, "no memory pressure: 22.8 GiB of 23.5 GiB available (97 %); the top consumer is "
+                                   "cachehoard-40d9 (pid 8134) with 30.2 MiB (0 % of RAM)")
+    question = "Is any process using an unusual amount of memory? If so, which?"
+    clear = Evidence(findings=(mem_ok,), topics=("memory",))
+    answer = "No problem found: no memory pressure. The process with PID 8134 is using the most memory (30.2 MiB)."
+    assert without_unasked_which(question, answer, clear) == "No problem found: no memory pressure."
+    named = "No, memory use is normal. cachehoard-40d9 uses the most, 30.2 MiB. 97 % of memory is available."
+    assert without_unasked_which(question, named, clear) == "No, memory use is normal. 97 % of memory is available."
+    # not a conditional question (a ranking asks for its top), or a problem found: kept whole
+    assert without_unasked_which("Which process uses the most memory?", answer, clear) == answer
+    hog = Finding("memory", WARNING, "memory pressure: cachehoard-40d9 (pid 8134) holds 20 GiB",
+                  culprit="cachehoard-40d9", pid=8134)
+    assert without_unasked_which(question, answer, Evidence(findings=(hog,), topics=("memory",))) == answer
+    yes = "Yes. cachehoard-40d9 (pid 8134) holds 20 GiB."
+    assert without_unasked_which(question, yes, clear) == yes
+
+
 def test_a_culprit_field_no_verdict_backs_goes_where_the_checks_found_the_place_fine():
     from appliance.agent.evidence import Evidence, Look
     from appliance.agent.judge import AnswerContext, judge_answer

@@ -240,3 +240,29 @@ def test_a_denial_without_yes_or_no_is_given_with_the_verdict_that_backs_it():
     assert not answer.forced
     last = [e for e in events if isinstance(e, ev.StepRecorded)][-1]
     assert "verdict put before" in last.evaluation
+
+
+def test_a_finish_only_step_begins_with_what_the_checks_settled():
+    """The loop ends the run with a finish-only step (here: no new information twice). An answer
+    refused there is replaced by the engine's own, so that step is steered like a retry: a yes/no
+    question whose families the checks judged clear begins with their verdict, and the claim the
+    model goes on to make against it is left out."""
+    evidence = Evidence((CPU_OK, MEM_OK), ("cpu",))
+    look = call("system_overview")
+    claim = finish("No problem found: no CPU hog. kdamond is hogging the CPU.", culprit="kdamond")
+    events, model = run([look, look, look, claim], evidence, "is anything hogging the CPU?",
+                        EngineSettings(max_steps=6, no_progress_steps=2, reflection=False))
+    last_schema = model.calls[3][1]
+    finishes = [o for o in last_schema.get("anyOf", [last_schema]) if o["properties"]["action"]["const"] == "finish"]
+    assert [o["properties"]["action"]["const"] for o in last_schema.get("anyOf", [last_schema])] == ["finish"]
+    assert finishes[0]["properties"]["action_input"]["properties"]["answer"]["x-starts-with"] == [
+        "No problem found: no CPU hog"]
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
+    assert final.answer == "No problem found: no CPU hog." and not final.result
+    # where the checks found the question's culprit, the last step names it
+    events, model = run([call("system_overview")] * 3 + [finish("reaper (pid 4242) holds 7 zombies.", culprit="reaper")],
+                        Evidence((ZOMBIES, CPU_OK), ("zombies",)), "Which process is the parent of the zombies?",
+                        EngineSettings(max_steps=6, no_progress_steps=2, reflection=False))
+    last_schema = model.calls[3][1]
+    finishes = [o for o in last_schema.get("anyOf", [last_schema]) if o["properties"]["action"]["const"] == "finish"]
+    assert finishes[0]["properties"]["action_input"]["properties"]["result"]["properties"]["culprit"] == {"enum": ["reaper"]}

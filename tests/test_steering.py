@@ -88,6 +88,10 @@ def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the
     assert kept_after_opening(kept, [opening], guard) == kept
     # only after an opening the engine set: a model's own words are judged as they are
     assert kept_after_opening("The disk is full.", ["reaper"], guard) == "The disk is full."
+    # the fault in either word order: "inodes are exhausted", "running out of inodes"
+    inodes = NO_PROBLEM + "inodes fine"
+    assert kept_after_opening(inodes + ". The filesystem at / is running out of inodes.", [inodes], guard) \
+        == inodes + "."
 
 
 def test_a_clause_after_a_culprit_opening_that_contradicts_a_verdict_goes():
@@ -151,7 +155,20 @@ def test_a_log_answer_that_did_not_quote_the_cause_begins_with_the_log():
     evidence = Evidence(findings=(CPU_OK,), topics=("log_errors",))
     got = steer("[log-errors-not-quoted: the log shows: ERROR db: connection refused]", "why does app fail?",
                 evidence, [], log_errors=["2026-12-01 ERROR db: connection refused"])
-    assert got == Steer(openings=(LOG_CAUSE,))
+    assert got == Steer(openings=(LOG_CAUSE + "«ERROR db: connection refused»",))
+    # the cause line the log's verdict quotes, first and without its timestamp
+    verdict = Finding("log_errors", WARNING, "/srv/app.log: 2 error lines in the newest run (2 in 122 lines scanned); it "
+                      "starts with: «2026-12-03 06:20:44 ERROR db: cannot connect to postgres at 127.0.0.1:35021: "
+                      "[Errno 111] Connection refused»", path="/srv/app.log")
+    place = Evidence(findings=(verdict,), topics=("log_errors",), places=(verdict,))
+    got = steer("[log-errors-not-quoted: the log shows: count=2]", "What is wrong?", place, [],
+                log_errors=['count=2 example="2026-12-03 06:20:45 ERROR db: cannot connect to postgres at 127.0.0.1:35021"'])
+    assert got.openings == (LOG_CAUSE + "«ERROR db: cannot connect to postgres at 127.0.0.1:35021: [Errno 111] "
+                            "Connection refused»",)
+    # with no verdict, an observation's example line
+    got = steer("[log-errors-not-quoted: the log shows: count=2]", "What is wrong?", evidence, [],
+                log_errors=['count=2 example="2026-12-03 06:20:45 ERROR db: cannot connect to postgres"'])
+    assert got.openings == (LOG_CAUSE + "«ERROR db: cannot connect to postgres»",)
 
 
 def test_an_invented_fact_with_no_verdict_to_name_is_sent_back_unsteered():

@@ -29,7 +29,8 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
                            r"[^.;]{0,40}\b(?:is |are )?(?:full|out of space|almost full|nearly full)\b|\bno space left\b"
                            r"|\bout of (?:disk )?space\b|\bfill(?:s|ing)? up\b|\babout to fill\b|\brunning out of space\b"
                            r"|/[\w./@+-]+ (?:is|are) (?:almost |nearly )?full\b",
-        "inodes": r"\binodes?\b[^.;]{0,40}\b(?:exhaust\w*|full|used up|run out|ran out)\b",
+        "inodes": r"\binodes?\b[^.;]{0,40}\b(?:exhaust\w*|full|used up|run out|ran out)\b"
+                  r"|\bout of (?:free )?inodes\b",
         "readonly_fs": r"\bread[- ]only\b",
         "zombies": r"\bzombies?\b",
         "disk_io": r"\b(?:disk|i/o|io)\b[^.;]{0,30}\b(?:saturat\w*|overload\w*|bottleneck|100 ?% busy)\b",

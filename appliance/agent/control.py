@@ -121,6 +121,15 @@ class LoopControl:
         self.settled = tuple(settled)
         self.openings = tuple(openings)
 
+    def needs_last_steer(self, step: int) -> bool:
+        """A step that may only finish, with nothing a refusal settled: it is steered like a retry."""
+        return self.is_last(step) and not self.openings and not self.settled
+
+    def steered_last(self, settled: tuple[str, ...], openings: tuple[str, ...]) -> None:
+        """The culprits and openings of the last step (no rejection is counted)."""
+        self.settled = tuple(settled)
+        self.openings = tuple(openings)
+
     # -- after an observation ---------------------------------------------------------------------
 
     def observed(self, step: int, *, action: str, status: str, new_info: bool, repeats: int,

@@ -260,6 +260,9 @@ class _Run:
     def _step(self, step: int) -> Generator[ev.Event, None, bool]:
         """One step: the model's reply, its action, the observation, maybe a reflection. True when
         the run has its final answer."""
+        if self.ctl.needs_last_steer(step):
+            steering = self.finisher.steer_last()
+            self.ctl.steered_last(steering.culprits, steering.openings)
         grammar = self.ctl.grammar(step)
         schema = step_schema(self.registry.specs, self.s, tools=grammar.tools, ask=grammar.ask,
                              finish=grammar.finish, exclude=grammar.exclude, culprits=grammar.culprits,

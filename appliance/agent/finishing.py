@@ -27,7 +27,8 @@ from appliance.agent.port_fit import unasked_port
 from appliance.agent.rejection import own_words, rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
-from appliance.agent.steering import NO_PROBLEM, Steer, backed_no, kept_after_opening, steer
+from appliance.agent.steering import (NO_PROBLEM, Steer, backed_no, kept_after_opening, steer, steer_last,
+                                      without_unasked_which)
 from appliance.llm.base import GenerationStats
 from appliance.tools.base import INVALID, OK
 
@@ -105,10 +106,14 @@ class Finisher:
         """An accepted denial to a yes/no question, begun with the verdict that backs it (`backed_no`)."""
         answer = str(parsed.action_input.get("answer", ""))
         backed = backed_no(self.question, answer, self.memory.evidence)
-        if backed == answer:
+        if backed != answer:
+            evaluation += " (the checks' verdict put before the model's denial)"
+        trimmed = without_unasked_which(self.question, backed, self.memory.evidence)
+        if trimmed != backed:
+            evaluation += " (the sentences naming the top of an ok ranking after the no left out)"
+        if trimmed == answer:
             return parsed, evaluation
-        return (replace(parsed, action_input={**parsed.action_input, "answer": backed}),
-                evaluation + " (the checks' verdict put before the model's denial)")
+        return replace(parsed, action_input={**parsed.action_input, "answer": trimmed}), evaluation
 
     def _send_back(self, step: int, problem: str,
                    action_input: Mapping[str, Any]) -> Generator[ev.Event, None, Outcome]:
@@ -150,6 +155,11 @@ class Finisher:
             looked=self.ctl.looked or self.ctl.finish_early, copy_guard=m.copy_guard,
             rejected=m.rejected_answers)
         return judge_answer(answer, result, ctx)
+
+    def steer_last(self) -> Steer:
+        """What a finish-only step must begin with, when no refusal settled it (`steering.steer_last`)."""
+        return steer_last(self.question, self.memory.evidence, self.memory.bodies,
+                          log_errors=log_error_lines(self._log_bodies()))
 
     def _steer(self, problem: str, answer: str, result: Mapping[str, Any]) -> Steer:
         """What the retry of a refused answer must name and begin with."""

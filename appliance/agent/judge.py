@@ -8,12 +8,13 @@ lets each rule be tested with the evidence a run would have, without a model or 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agreement, unasked_culprit, claims_any_fault, denies_all, misses_culprit,
-                                       names_a_problem, names_first_ranked, names_self, not_verdicts_first, place_fit, problems_for, wrong_place,
-                                       yes_no_fit)
+                                       named_processes, names_a_problem, names_first_ranked, names_process, names_self,
+                                       not_verdicts_first, place_fit, problems_for, wrong_place, yes_no_fit)
 from appliance.agent.answer_fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranking, begins_yes_or_no, check_fit, is_conditional,
                                         outside_place, question_form, seeks_fault, yes_or_no)
 from appliance.agent.checks import CULPRIT_FIELDS, Verdict, check_answer, claims_problem
@@ -71,6 +72,19 @@ def unbacked_culprits(result: Mapping[str, Any], question: str, evidence: Eviden
         return ()
     keys = ("culprit",) if asks_ranking(question) else CULPRIT_FIELDS
     return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), evidence.findings))
+
+
+_PID_STATED = re.compile(r"\bpid\W{0,3}\d+", re.I)
+
+
+def answers_unasked_which(text: str, question: str, evidence: Evidence) -> bool:
+    """"… If so, which?" asks which only if the answer is yes. Where the checks settled it no, a
+    sentence that names a process the verdicts rank ("cachehoard (pid 8134) uses the most, 30 MiB")
+    or states a pid answers a which nobody asked, and reads as blame beside the no."""
+    if not is_conditional(question) or not settled_clear(evidence) or claims_any_fault(text):
+        return False
+    return bool(_PID_STATED.search(text)) or any(names_process(text, name, None)
+                                                 for name in named_processes(evidence.findings))
 
 
 def settled_no(answer: str, question: str, evidence: Evidence) -> str | None:

@@ -24,7 +24,7 @@ from appliance.agent.answer_fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, be
                                         question_form, ranked_firsts, reports_trouble, seeks_fault)
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
 from appliance.agent.port_fit import UNASKED_PORT, port_opening
-from appliance.agent.judge import verdicts_clear
+from appliance.agent.judge import answers_unasked_which, verdicts_clear
 from appliance.analyzers.base import OK, Finding
 
 NO_PROBLEM = "No problem found: "
@@ -163,7 +163,7 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     quote them begins with the log's words). answer/result: the refused answer, asked whether it
     also contradicts a verdict when it was refused for another reason first."""
     if problem.startswith("[log-errors-not-quoted") and log_errors:
-        return Steer(openings=(LOG_CAUSE,))
+        return Steer(openings=(log_cause(evidence, log_errors),))
     if problem == SAY_YES_OR_NO:
         fine = None if claims_any_fault(answer) else _all_fine(question, evidence)
         if fine is not None:  # the checks answered it: what they found at the place, or in the topic
@@ -194,6 +194,44 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     if fact is not None:
         return Steer(openings=(fact,))
     return _by_form(question, answer)
+
+
+_QUOTED = re.compile(r"«([^»]+)»")
+_EXAMPLE = re.compile(r'example="([^"]+)"?')
+_STAMP = re.compile(r"^\W*\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?\W*")
+
+
+def log_cause(evidence: Evidence, log_errors: Sequence[str]) -> str:
+    """What the retry of an answer that did not quote its log begins with: "The log shows: «…»",
+    the cause line the log's verdict quotes (else the first error line an observation showed),
+    without its timestamp. Given only "The log shows: ", a small model goes on to describe the
+    file ("24 errors related to the database") instead of quoting it."""
+    quoted = next((m.group(1) for f in evidence.places if f.family == "log_errors" and f.is_problem
+                   for m in [_QUOTED.search(f.verdict)] if m), None)
+    if quoted is None:
+        example = _EXAMPLE.search(log_errors[0])
+        quoted = example.group(1) if example else log_errors[0]
+    line = _STAMP.sub("", quoted).strip()
+    room = MAX_OPENING - len(LOG_CAUSE) - 2
+    if len(line) > room:
+        line = line[:room].rsplit(" ", 1)[0]
+    return f"{LOG_CAUSE}«{line}»" if line else LOG_CAUSE
+
+
+LAST_STEP = "[last-step]"
+
+
+def steer_last(question: str, evidence: Evidence, bodies: Sequence[str], log_errors: Sequence[str] = ()) -> Steer:
+    """What a step that may only finish (the step limit, no progress, the model's own stop) must
+    begin with, when no refusal settled it already: what the checks settled for the question,
+    as a refused answer's retry would be steered, and for a yes/no question the checks judged
+    clear, their verdict. Why: such a step ends the run; an answer refused there is replaced by
+    the engine's own, and it is where a small model, out of ideas, claims what it saw last."""
+    steering = steer(LAST_STEP, question, evidence, bodies, log_errors=log_errors)
+    if steering.openings or (question_form(question) != YES_NO and not is_conditional(question)):
+        return steering
+    fine = _all_fine(question, evidence)
+    return Steer(openings=(NO_PROBLEM + headline(fine),)) if fine is not None else steering
 
 
 def topic_fact(question: str, evidence: Evidence) -> str | None:
@@ -286,6 +324,18 @@ def backed_no(question: str, answer: str, evidence: Evidence) -> str:
     if fine is None:
         return answer
     return f"{NO_PROBLEM}{headline(fine).rstrip('.')}. {answer}"
+
+
+def without_unasked_which(question: str, answer: str, evidence: Evidence) -> str:
+    """An accepted "no" to "… If so, which?" whose later sentences go on to name the top of an ok
+    ranking (`judge.answers_unasked_which`) keeps its first sentence and its other ones: the no is
+    the answer, and the name beside it reads as the culprit the checks found none of."""
+    first, *rest = re.split(r"(?<=[.;!?])\s+", answer.strip())
+    if not rest or not (re.match(r"no\b", first, re.I) or denies_all(first)) \
+            or claims_any_fault(first):
+        return answer
+    kept = [part for part in rest if not answers_unasked_which(part, question, evidence)]
+    return " ".join([first, *kept])
 
 
 def fine_place(question: str, evidence: Evidence) -> Finding | None:

@@ -6,9 +6,9 @@ parent and command line read once it appears, re-read while it lives because a f
 parent's command line until it execs), and counts the system's forks (/proc/stat `processes`).
 
 The rule (docs/analyzers.md):
-- restarting: the same command line started at least twice by the same parent while watched,
-  with at least one of those instances already gone -> warning (the program keeps dying and
-  being started again);
+- restarting: the same command line run at least twice by the same parent while watched (an
+  instance that ran before the watch and died in it counts), at least one started in the watch and
+  at least one already gone -> warning (the program keeps dying and being started again);
 - a parent whose children live and die at >= 20 a second (any command lines) -> warning
   (a respawn loop or a fork storm);
 - a systemd service with NRestarts > 0 (systemd restarted it after it died) -> warning;
@@ -53,9 +53,14 @@ def _info(pid: int) -> dict | None:
 
 
 def watch_births(readings: Readings, seconds: float) -> dict:
-    """The processes born during `seconds`: {"births": {pid: info + exited}, "forks", "seconds"}."""
+    """The processes born during `seconds`: {"births": {pid: info + exited}, "ended": {pid: info} of
+    those that ran before the watch and exited during it, "forks", "seconds"}.
+
+    Why the ended ones: a program that lives about as long as the watch is born at most once in it;
+    the instance that died during it is the other half of the restart."""
     forks_before = _forks(readings)
-    known = set(psutil.pids())
+    running = {p.info["pid"]: p.info for p in psutil.process_iter(_BIRTH_ATTRS, ad_value=None)}
+    known = set(running)
     births: dict[int, dict] = {}
     started = time.monotonic()
     while time.monotonic() - started < seconds:
@@ -81,9 +86,11 @@ def watch_births(readings: Readings, seconds: float) -> dict:
             except psutil.Error:
                 gone = True
         info["exited"] = gone
+    ended = {pid: dict(info, exited=True, before_watch=True) for pid, info in running.items()
+             if pid not in alive and info.get("cmdline")}
     forks_after = _forks(readings)
     forks = forks_after - forks_before if forks_before is not None and forks_after is not None else None
-    return {"births": births, "forks": forks, "seconds": elapsed}
+    return {"births": births, "ended": ended, "forks": forks, "seconds": elapsed}
 
 
 def _strangers(births: dict[int, dict], own: set[int], self_pids: frozenset[int]) -> list[dict]:
@@ -105,20 +112,22 @@ def _loops(births: list[dict], table: dict[int, dict], seconds: float) -> list[F
     for info in births:
         if info.get("cmdline"):  # one seen only as a zombie has no command line: not comparable
             groups[(info.get("ppid"), tuple(info["cmdline"]))].append(info)
-        if info["exited"]:
+        if info["exited"] and not info.get("before_watch"):
             by_parent[info.get("ppid")].append(info)
     findings, flagged = [], set()
     for (ppid, _cmd), runs in groups.items():
-        if len(runs) < 2 or not any(r["exited"] for r in runs):
-            continue
+        born = [r for r in runs if not r.get("before_watch")]
+        if len(runs) < 2 or not born or not any(r["exited"] for r in runs):
+            continue  # two old instances that end are no restart: one must be started again
         flagged.add(ppid)
         newest = runs[-1]
         parent = table.get(ppid) or _info(ppid) or {"pid": ppid, "name": "?"}
         findings.append(Finding(
             "restarts", WARNING,
-            f"{name_of(newest)} is restarting: `{command(newest, 80)}` was started {len(runs)} times in "
-            f"{seconds:.1f} s by {who(parent)}, {sum(r['exited'] for r in runs)} of them already exited",
-            {"starts": len(runs), "exited": sum(r["exited"] for r in runs), "seconds": round(seconds, 2),
+            f"{name_of(newest)} is restarting: `{command(newest, 80)}` ran {len(runs)} times one after another "
+            f"in {seconds:.1f} s under {who(parent)}, {sum(r['exited'] for r in runs)} of them already exited",
+            {"starts": len(runs), "started_while_watched": len(born), "exited": sum(r["exited"] for r in runs),
+             "seconds": round(seconds, 2),
              "command": command(newest), "parent": name_of(parent), "parent_pid": ppid,
              "pids": [r["pid"] for r in runs][:20]},
             culprit=name_of(newest), pid=newest["pid"]))
@@ -166,7 +175,9 @@ def restarts(readings: Readings) -> list[Finding]:
     watched = readings.get("birth_watch", lambda: watch_births(readings, max(readings.sample_seconds, readings.watch_seconds)))
     table = {p["pid"]: p for p in proc_table(readings)}
     births = _strangers(watched["births"], readings.own(), readings.self_pids)
-    findings = _loops(births, table, watched["seconds"])
+    ended = _strangers(watched.get("ended", {}), readings.own(), readings.self_pids)
+    findings = _loops(sorted(ended + births, key=lambda info: info.get("create_time") or 0.0), table,
+                      watched["seconds"])
     units_found, systemd_note = _unit_restarts()
     findings += units_found
     if findings:
