@@ -67,6 +67,29 @@ def test_a_why_answer_about_a_log_with_errors_must_quote_the_cause():
     assert check_fit(q, "Uploads fail.", {"error": "quota exceeded"}, [log], log_bodies=[log]) is None
 
 
+def test_an_answer_naming_a_checked_cause_need_not_quote_the_log_that_shows_its_symptom():
+    """The log says "connection refused"; the checks found that nothing listens on its port. An
+    answer naming that cause answers why; one that describes the log still goes back."""
+    from appliance.agent.evidence import Evidence, Look
+    from appliance.agent.judge import AnswerContext, judge_answer
+
+    log = ("counts: errors=2\nlines:\n2026-12-03 06:38:21 ERROR db: cannot connect to postgres at 127.0.0.1:41833: "
+           "[Errno 111] Connection refused")
+    errors = Finding("log_errors", WARNING, "/srv/orders/app.log: 2 error lines; it starts with: «ERROR db: cannot "
+                     "connect to postgres at 127.0.0.1:41833: [Errno 111] Connection refused»",
+                     culprit="/srv/orders/app.log", path="/srv/orders/app.log")
+    down = Finding("listening", WARNING, "nothing listens on tcp port 41833: a service that should answer there is down",
+                   culprit="tcp port 41833")
+    ctx = AnswerContext(question="The orders app cannot reach its database; its log is /srv/orders/app.log. What is wrong?",
+                        evidence=Evidence(findings=(errors, down), topics=("log_errors", "listening"), places=(errors,),
+                                          looks=(Look("/srv/orders/app.log", "read_log", {"path": "/srv/orders/app.log"},
+                                                      {"status": "ok", "data": log}),)),
+                        bodies=[log, errors.line(), down.line()], log_bodies=[log], tools_worked=True)
+    assert judge_answer("Nothing listens on tcp port 41833, so the database is down.", {}, ctx).problem is None
+    problem = judge_answer("The log /srv/orders/app.log shows 2 errors related to database connectivity.", {}, ctx).problem
+    assert problem and problem.startswith("[log-errors-not-quoted")
+
+
 CPU_OK = Finding("cpu", OK, "no CPU hog: the busiest process, kdamond, uses 2 % of one core; load 0.3 on 2 cores")
 DISK_OK = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / is 22.5 % used (78.6 GiB free)")
 DISK_FULL = Finding("filesystem_full", CRITICAL, "/mnt/x is 100 % full: 0 B free", culprit="/mnt/x", path="/mnt/x")

@@ -181,11 +181,14 @@ def log_error_lines(bodies: Iterable[str]) -> list[str]:
 
 
 def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
-              log_bodies: Iterable[str] = (), culprits: Iterable[str] = ()) -> str | None:
+              log_bodies: Iterable[str] = (), culprits: Iterable[str] = (), causes: Iterable[str] = ()) -> str | None:
     """None when the answer has the shape its question asks for, else a short reason label.
 
     log_bodies: the observations that read a log (a why/open answer must quote their cause).
-    culprits: what the checks' verdicts name at fault (a verdict names a process in prose)."""
+    culprits: what the checks' verdicts name at fault (a verdict names a process in prose).
+    causes: what the problems the question asks about name, other than its logs ("tcp port 41833"
+    where nothing listens): an answer that names one states a checked cause and need not quote
+    the log that shows its symptom."""
     form = question_form(question)
     stated = " ".join([answer, *(str(v) for v in result.values())])
     all_clear = denies_all(answer)
@@ -213,8 +216,10 @@ def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
     if form in (WHY, OPEN, YES_NO):
         errors = log_error_lines(log_bodies)
         values = [str(v) for v in result.values() if isinstance(v, str)]
-        if errors and not any(_quotes_line(stated, line) or any(_quotes_value(v, line) for v in values)
-                              for line in errors):
+        named_cause = any(re.search(rf"(?<![\w.-]){re.escape(c.lower())}(?![\w-])", stated.lower())
+                          for c in causes if len(c) >= 3)
+        if errors and not named_cause and not any(_quotes_line(stated, line) or any(_quotes_value(v, line) for v in values)
+                                                  for line in errors):
             return f"[log-errors-not-quoted: the log shows: {errors[0][:120]}]"
     return None
 

@@ -18,7 +18,7 @@ from appliance.agent.agreement import (FAULT_CLAIMS, all_clear_drops, check_agre
 from appliance.agent.answer_fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranking, begins_yes_or_no, check_fit, is_conditional,
                                         outside_place, question_form, seeks_fault, yes_or_no)
 from appliance.agent.checks import CULPRIT_FIELDS, Verdict, check_answer, claims_problem
-from appliance.agent.evidence import GENERAL_FAMILIES, STORAGE_FAMILIES, Evidence, named_ports
+from appliance.agent.evidence import GENERAL_FAMILIES, LOGS, STORAGE_FAMILIES, Evidence, named_ports
 from appliance.agent.port_fit import port_fit, unasked_port
 
 NO_FACT = "[no-observed-fact-named]"
@@ -184,7 +184,8 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               or (not_verdicts_first(answer, kept, evidence.findings, evidence.topics[0])
                   if asks_ranking(ctx.question) and evidence.topics else None)
               or check_fit(ctx.question, answer, kept, list(ctx.bodies), log_bodies=ctx.log_bodies,
-                           culprits=[str(f.culprit) for f in evidence.findings if f.is_problem and f.culprit])
+                           culprits=[str(f.culprit) for f in evidence.findings if f.is_problem and f.culprit],
+                           causes=[str(f.culprit) for f in evidence.asked_problems() if f.family != LOGS and f.culprit])
               or yes_or_no(ctx.question, answer, evidence.findings, ctx.bodies)
               or settled_no(answer, ctx.question, evidence))
     if misfit is None:
