@@ -118,15 +118,15 @@ class LoopControl:
         which the next finish must choose from; `openings`: what its answer must begin with."""
         self.rejections += 1
         self.rejected_at = step
-        self.settled = tuple(settled)
-        self.openings = tuple(openings)
+        self.steered(settled, openings)
 
     def needs_last_steer(self, step: int) -> bool:
         """A step that may only finish, with nothing a refusal settled: it is steered like a retry."""
         return self.is_last(step) and not self.openings and not self.settled
 
-    def steered_last(self, settled: tuple[str, ...], openings: tuple[str, ...]) -> None:
-        """The culprits and openings of the last step (no rejection is counted)."""
+    def steered(self, settled: tuple[str, ...], openings: tuple[str, ...]) -> None:
+        """The culprits the next finish must choose from and the texts its answer must begin with
+        (a rejection's, or the last step's: no rejection is counted then)."""
         self.settled = tuple(settled)
         self.openings = tuple(openings)
 

@@ -262,7 +262,7 @@ class _Run:
         the run has its final answer."""
         if self.ctl.needs_last_steer(step):
             steering = self.finisher.steer_last()
-            self.ctl.steered_last(steering.culprits, steering.openings)
+            self.ctl.steered(steering.culprits, steering.openings)
         grammar = self.ctl.grammar(step)
         schema = step_schema(self.registry.specs, self.s, tools=grammar.tools, ask=grammar.ask,
                              finish=grammar.finish, exclude=grammar.exclude, culprits=grammar.culprits,

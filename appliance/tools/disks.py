@@ -11,7 +11,7 @@ import psutil
 from appliance.tools import units
 from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.context import ToolContext
-from appliance.tools.procs import own_tree, sample
+from appliance.tools.procs import io_rate, own_tree, sample
 from appliance.tools.schema import Doc, Range
 
 # Kernel and virtual filesystems: never storage a person can fill or free.
@@ -125,9 +125,6 @@ TOP_IO = 3
 def _top_io(procs: list[dict], own: set[int]) -> list[dict]:
     """The processes that read or wrote the most over the interval (iotop's view: which process
     makes the disk busy is the question a disk's rates raise), the appliance's own left out."""
-    def moved(p: dict) -> float:
-        return (p.get("io_read_rate") or 0.0) + (p.get("io_write_rate") or 0.0)
-
-    busy = sorted((p for p in procs if moved(p) > 0 and p["pid"] not in own), key=moved, reverse=True)
+    busy = sorted((p for p in procs if io_rate(p) > 0 and p["pid"] not in own), key=io_rate, reverse=True)
     return [{"pid": p["pid"], "name": p.get("name") or "?", "read": units.rate(p.get("io_read_rate") or 0.0),
              "write": units.rate(p.get("io_write_rate") or 0.0)} for p in busy[:TOP_IO]]

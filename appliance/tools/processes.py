@@ -10,7 +10,7 @@ import psutil
 from appliance.tools import units
 from appliance.tools.base import ERROR, OK, PARTIAL, fail, ok, result, tool
 from appliance.tools.context import ToolContext
-from appliance.tools.procs import command_line, is_root, label, own_tree, row, sample
+from appliance.tools.procs import command_line, io_rate, is_root, label, own_tree, row, sample
 from appliance.tools.schema import Doc, Range
 
 @tool(reads="process", ttl=3.0, timeout=15.0, example={"sort_by": "cpu", "n": 5},
@@ -28,7 +28,7 @@ def top_processes(
     keys = {
         "cpu": lambda p: p.get("cpu_cores", 0.0),
         "memory": lambda p: p["memory_info"].rss if p.get("memory_info") else 0,
-        "io": lambda p: (p.get("io_read_rate") or 0) + (p.get("io_write_rate") or 0),
+        "io": io_rate,
     }
     # The appliance's own processes do not count towards n: asked for the top one, a person wants
     # the top one that is not the assistant (which is often the biggest user, with its model).

@@ -115,6 +115,11 @@ def sample(seconds: float, with_io: bool = False) -> Sample:
     return Sample(elapsed, procs, psutil.cpu_count() or 1, machine)
 
 
+def io_rate(info: dict) -> float:
+    """Bytes read and written per second over a sample's interval (0 where unknown)."""
+    return (info.get("io_read_rate") or 0.0) + (info.get("io_write_rate") or 0.0)
+
+
 def row(info: dict, own: set[int], cpu_count: int, total_mem: int, *, io: bool = False,
         now: float | None = None) -> dict:
     """One process as compact data: what a person would look at in top."""
