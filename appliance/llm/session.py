@@ -9,6 +9,7 @@ reads them) can be used on the same context one after another.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import time
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from appliance.errors import ModelError
+from appliance.llm.abort import ABORTED, AbortSwitch
 from appliance.llm.base import OnProgress, ShouldStop
 
 
@@ -29,20 +31,32 @@ class Prefill:
     stopped: bool = False
 
 
+@dataclass(frozen=True)
+class Pacing:
+    """How `ChunkPacer` sizes chunks: seconds a chunk aims at, the first chunk's tokens (before
+    any rate is known) and the fewest tokens a chunk may have."""
+
+    target: float = 2.0
+    first: int = 128
+    smallest: int = 64
+
+
 class ChunkPacer:
     """Chunk sizes for prompt evaluation that take about `target` seconds each.
 
-    Why measured, not fixed: the same 64 tokens take 0.02 s on SmolLM2 and over a second on Qwen
-    1.5B when the cores are busy; a fixed size is either too coarse for a prompt cancel within a
-    second or needlessly slow (every decode reads all the weights once, so small batches pay that
-    again and again). 0.4 s a chunk leaves room for a stop within a second.
+    Why chunks at all: each one reports progress (tokens done, seconds left) and gives a stop a
+    clean place to act even where the abort callback is not installed. Why not small ones: every
+    decode call pays a fixed cost, so 30-token chunks evaluate a prompt at two thirds of the speed
+    of 100-token ones (docs/performance-prompt.md), and a rate measured on small chunks is lower,
+    which would shrink the next chunk further; hence the floor of `smallest` tokens. A stop does
+    not wait for the chunk: the abort callback (llm/abort.py) ends it within a graph node.
     """
 
-    def __init__(self, n_batch: int, *, target: float = 0.4, first: int = 64, smallest: int = 16) -> None:
+    def __init__(self, n_batch: int, pacing: Pacing = Pacing()) -> None:
         self.largest = max(1, int(n_batch))
-        self.smallest = min(smallest, self.largest)
-        self.size = min(first, self.largest)
-        self.target = target
+        self.smallest = min(pacing.smallest, self.largest)
+        self.size = min(pacing.first, self.largest)
+        self.target = pacing.target
         self.tokens = 0
         self.seconds = 0.0
 
@@ -63,7 +77,7 @@ class Session:
     built-in `Llama.generate` prefix check sees the truth.
     """
 
-    def __init__(self, llama, *, max_batch: int = 64) -> None:
+    def __init__(self, llama, *, max_batch: int = 64, pacing: Pacing = Pacing(), abort: bool = True) -> None:
         import llama_cpp
 
         self.llama = llama
@@ -74,6 +88,8 @@ class Session:
         self.max_batch = max(2, min(max_batch, llama.n_batch))
         self._batch = llama_cpp.llama_batch_init(self.max_batch, 0, 1)
         self._pieces: dict[int, bytes] = {}
+        self.pacing = pacing
+        self._abort = AbortSwitch.of(llama) if abort else None
         self.eog_ids = sorted(
             {t for t in (llama.token_eos(), llama_cpp.llama_vocab_eot(self.vocab)) if t is not None and t >= 0}
         )
@@ -121,32 +137,48 @@ class Session:
         """Make the cache hold `tokens` with logits for the last one, reusing the cached prefix.
 
         At least one token is always evaluated so that fresh logits exist (a fully cached prompt
-        re-evaluates its last token). The new tokens go in chunks of about 0.4 s
-        each, with `should_stop` asked between them: a long prompt (2,600 tokens are ~45 s on
-        Qwen 1.5B with 2 busy cores) can then be cancelled within a second. A stop leaves the
-        cache holding the chunks already done, so nothing evaluated is wasted.
+        re-evaluates its last token). The new tokens go in paced chunks (`ChunkPacer`), and
+        `should_stop` (cancel or the time budget) is watched during each one: a long prompt
+        (1,300 tokens are ~25 s on Qwen 1.5B with 2 busy cores) is then stopped within a fraction
+        of a second. A stop leaves the cache holding the chunks already done, so nothing
+        evaluated is wasted.
         """
         if not tokens:
             raise ModelError("empty prompt")
         reused = min(self.common_prefix(tokens), len(tokens) - 1)
         self.trim(reused)
         suffix = list(tokens[reused:])
-        pacer = ChunkPacer(self.llama.n_batch)
+        pacer = ChunkPacer(self.llama.n_batch, self.pacing)
         done = 0
         while done < len(suffix):
             if should_stop is not None and should_stop():
                 return Prefill(reused, done, stopped=True)
             chunk = suffix[done : done + pacer.size]
             started = time.perf_counter()
-            try:
-                self.llama.eval(chunk)
-            except RuntimeError as exc:
-                raise ModelError(f"llama.cpp could not evaluate the prompt: {exc}") from exc
+            if not self._evaluate(chunk, should_stop):
+                return Prefill(reused, done, stopped=True)
             pacer.observe(len(chunk), time.perf_counter() - started)
             done += len(chunk)
             if on_progress is not None:
                 on_progress(done, len(suffix), pacer.seconds_for(len(suffix) - done))
         return Prefill(reused, done)
+
+    def _evaluate(self, chunk: Sequence[int], should_stop: ShouldStop | None) -> bool:
+        """Evaluate one chunk; False when a stop aborted it, leaving the cache as it was before."""
+        before = self.llama.n_tokens
+        watching = self._abort.watching(should_stop) if self._abort else contextlib.nullcontext()
+        try:
+            with watching:
+                self.llama.eval(chunk)
+        except RuntimeError as exc:
+            if self._abort is not None and self._abort.fired and str(exc).endswith(f"returned {ABORTED}"):
+                # llama.cpp dropped the unfinished micro-batch; drop any earlier one of this chunk too.
+                self.llama.n_tokens = before
+                self.llama._ctx.kv_cache_seq_rm(-1, before, -1)
+                self.llama._requires_eval = True
+                return False
+            raise ModelError(f"llama.cpp could not evaluate the prompt: {exc}") from exc
+        return True
 
     def decode(self, tokens: Sequence[int]) -> None:
         """Append `tokens` (at most max_batch) to the cache with logits at every position."""
