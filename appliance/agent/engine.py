@@ -50,6 +50,7 @@ from appliance.agent.observe import redact, render_result, summarize
 from appliance.agent.outcome import Outcome, add_stats
 from appliance.agent.prompt import (
     after_reflection_message,
+    QUESTION_LINE,
     question_message,
     snapshot_covers,
     suggested_tools,
@@ -108,6 +109,24 @@ class Engine:
             return None
         prompt = system_prompt(self.registry.specs, self.settings, can_ask=can_ask and self.settings.allow_ask)
         return warm([Message("system", prompt)], should_stop=should_stop, on_progress=on_progress)
+
+    def read_ahead(self, question: str, *, can_ask: bool = True,
+                   should_stop: Callable[[], bool] | None = None) -> Any:
+        """Evaluate now the part of `question`'s first prompt that comes before the question line
+        (the system prompt and the first step's evidence), from a machine check already begun
+        (`MachineEvidence.prefetch`) and left for the run; the run then evaluates little more
+        than its question. The TUI does it while the person types. The model's report, or None
+        when there is nothing to read ahead (no check begun, no model support, the model busy)."""
+        read = getattr(self.model, "read_ahead", None)
+        if read is None:
+            return None
+        first = FirstEvidence(self.settings, self.registry, self.evidence, self.snapshot, self.self_pids)
+        evidence = first.preview(redact(question))
+        if evidence is None:
+            return None
+        prompt = system_prompt(self.registry.specs, self.settings, can_ask=can_ask and self.settings.allow_ask)
+        message = question_message(question, evidence, self.settings.max_steps)
+        return read([Message("system", prompt), Message("user", message)], upto=QUESTION_LINE, should_stop=should_stop)
 
     def run(
         self,

@@ -259,6 +259,20 @@ class MachineEvidence:
         early, self._early = self._early, None
         checked = early.take(self_pids, PREFETCH_MAX_AGE) if early is not None else None
         readings, findings = checked if checked is not None else self._check(self_pids)
+        return self._evidence(question, readings, findings)
+
+    def peek(self, question: str, self_pids: frozenset[int]) -> Evidence | None:
+        """What `gather` would give now from the check begun ahead (waiting for it), leaving that
+        check for the run: None when none is under way for these pids or it is too old. A front
+        end reads the first step's prompt ahead with it while the question is typed."""
+        early = self._early
+        checked = early.take(self_pids, PREFETCH_MAX_AGE) if early is not None else None
+        if checked is None:
+            return None
+        readings, findings = checked
+        return self._evidence(question, readings, findings)
+
+    def _evidence(self, question: str, readings: Readings, findings: list[Finding]) -> Evidence:
         topics = tuple(for_question(question, self.analyzers))
         ports = port_verdicts_for(question, readings) if self.analyzers else []
         if ports:  # first among the listening verdicts: the answer to the question's own port

@@ -59,13 +59,31 @@ class FirstEvidence:
         )
         return text
 
+    def preview(self, question: str) -> str | None:
+        """The text `gather` would give `question` now, from a check already begun, without taking
+        that check or recording anything: None without such a check or without verdicts (the
+        snapshot given instead is read afresh by the run, so reading it ahead would be wasted)."""
+        peek = getattr(self.sources, "peek", None)
+        if not self.settings.snapshot or peek is None:
+            return None
+        evidence = peek(question, self.self_pids)
+        if evidence is None or not evidence.findings:
+            return None
+        memory = RunMemory()
+        memory.evidence = evidence
+        return "\n".join(wrap(source, status, body) for status, source, body in self._parts_of(memory))
+
     def _parts(self, question: str, memory: RunMemory) -> list[tuple[str, str, str]]:
         """(status, source, body) of each observation of step 0; the evidence lands in memory."""
-        parts = []
+        failed = []
         try:
             memory.evidence = self.sources.gather(question, self.self_pids)
         except Exception as exc:  # evidence is a help, never a reason to fail the run
-            parts.append((ERROR, "check", f"error: the check failed: {one_line(exc)}"))
+            failed.append((ERROR, "check", f"error: the check failed: {one_line(exc)}"))
+        return self._parts_of(memory, failed)
+
+    def _parts_of(self, memory: RunMemory, failed: list[tuple[str, str, str]] | None = None) -> list[tuple[str, str, str]]:
+        parts = list(failed or ())
         shown = memory.evidence.shown()
         if not memory.evidence.findings:
             # The verdicts carry what the snapshot shows (load, the busiest and biggest processes,

@@ -271,6 +271,9 @@ def snapshot_covers(question: str) -> bool:
     return bool(_SNAPSHOT_SUBJECTS.search(question))
 
 
+QUESTION_LINE = "Question: "  # what starts the question's line: everything before it can be read ahead
+
+
 def question_message(question: str, snapshot: str | None, steps_left: int,
                      suggested: Iterable[str] = (), *, snapshot_answers: bool = True) -> str:
     """The first user message: the evidence gathered before the first step, then the question
@@ -283,7 +286,7 @@ def question_message(question: str, snapshot: str | None, steps_left: int,
             parts.append("The check lines are verdicts of this machine's deterministic checks ([ok] = that part is "
                          "fine): your answer must agree with them.")
         parts.append("")
-    parts.append(f"Question: {clean(question).strip()}")
+    parts.append(f"{QUESTION_LINE}{clean(question).strip()}")
     if snapshot:
         parts.append("If the observations above already answer the question, use finish now; otherwise use a tool."
                      if snapshot_answers else

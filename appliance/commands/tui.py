@@ -106,6 +106,7 @@ def build_app(args: argparse.Namespace, env: dict[str, str] | None = None) -> An
         sampler=PsutilSampler(),
         exporter=MarkdownExporter(paths.home / "exports"),
         checker=run_checks,
+        read_ahead=(env if env is not None else os.environ).get("APPLIANCE_READ_AHEAD", "").strip() != "0",
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from appliance.errors import ModelError
@@ -65,6 +66,18 @@ class Transcript:
     def append(self, text: str, tokens: list[int]) -> None:
         if tokens:
             self.segments.append((text, list(tokens)))
+
+
+@dataclass(frozen=True)
+class ReadAhead:
+    """What a read-ahead did: the prefix's tokens, how many the context held already, how many
+    were evaluated, whether a stop cut it short, and its seconds."""
+
+    tokens: int
+    reused: int
+    evaluated: int
+    stopped: bool
+    seconds: float
 
 
 class LlamaChatModel:
@@ -237,6 +250,30 @@ class LlamaChatModel:
         if report.status != "present" or self.last_prefix is None:
             self.last_prefix = report  # the run's record says how its first call found the prompt
         return report
+
+    def read_ahead(self, messages: Sequence[Message], *, upto: str,
+                   should_stop: ShouldStop | None = None) -> ReadAhead | None:
+        """Evaluate the rendered `messages` up to the last `upto` in them, so that a prompt which
+        begins the same way reuses those cells (`Session.prefill` keeps the longest common
+        prefix). Nothing of the transcript changes. None when the context is busy (a run or a
+        warm-up has it: this never waits) or `upto` is not in the text."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            started = time.perf_counter()
+            base = self._ensure_base(messages, should_stop, None)
+            if base is not None and base.status == "stopped":
+                return ReadAhead(base.tokens, 0, base.evaluated, True, time.perf_counter() - started)
+            text = self.render(messages)
+            cut = text.rfind(upto)
+            if cut <= 0:
+                return None
+            tokens = self._transcript.tokens_for(text[:cut], self._tokenize)
+            self._apply_threads()
+            done = self._session.prefill(tokens, should_stop=should_stop)
+            return ReadAhead(len(tokens), done.reused, done.evaluated, done.stopped, time.perf_counter() - started)
+        finally:
+            self._lock.release()
 
     def _generate(self, messages, schema, max_tokens, temperature, on_text, should_stop, on_progress) -> Generation:
         grammar = compile_schema(schema) if schema else None

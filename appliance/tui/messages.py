@@ -149,9 +149,13 @@ class QuestionAsked(Message):
     question: str
 
 
+@dataclass
 class QuestionTyped(Message):
-    """The person is typing a question (no run active): the app may begin the machine check the
-    run's first step will use, so its windows pass while they type."""
+    """The person is typing a question (no run active), `draft` so far: the app may begin the
+    machine check the run's first step will use, so its windows pass while they type, and read
+    the first prompt ahead."""
+
+    draft: str = ""
 
 
 @dataclass

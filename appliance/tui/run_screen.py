@@ -138,7 +138,7 @@ class RunScreen(Screen[None]):
     @on(Input.Changed, "#question")
     def typing_question(self, event: Input.Changed) -> None:
         if event.value.strip() and not self.run_active:
-            self.post_message(msg.QuestionTyped())
+            self.post_message(msg.QuestionTyped(event.value.strip()))
 
     @on(Input.Submitted, "#question")
     def submit_question(self, event: Input.Submitted) -> None:

@@ -1,16 +1,20 @@
-"""Bring the system prompt into the model's context while the person is still typing.
+"""Bring the first prompt into the model's context while the person is still typing.
 
 Why: the first question of a fresh process would otherwise start by evaluating the whole system
-prompt (tens of seconds on two cores without the prompt cache, a fraction of a second with it).
-The worker posts past-tense messages only; a question asked meanwhile waits for the warm-up in
-the model (and is shown its progress there), it never evaluates the prompt twice.
+prompt (tens of seconds on two cores without the prompt cache, a fraction of a second with it),
+and every question by evaluating the first step's evidence (hundreds of tokens, seconds). The
+warm-up posts past-tense messages only; a question asked meanwhile waits for the warm-up in the
+model (and is shown its progress there), it never evaluates the prompt twice. The read-ahead
+evaluates the evidence for the question typed so far; a run that starts stops it at once.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Callable
 
 from textual.message import Message
+from textual.worker import NoActiveWorker, get_current_worker
 
 from appliance.tui import messages as msg
 from appliance.errors import one_line
@@ -34,3 +38,33 @@ def warm_model(post: Callable[[Message], object], engine: Engine, should_stop: C
         post(msg.WarmFinished(None, one_line(exc)))
         return
     post(msg.WarmFinished(report.as_dict() if report is not None else None, ""))
+
+
+READ_AHEAD_POLL = 0.3  # seconds between two looks at the draft
+
+
+def read_ahead(engine: Engine, draft: Callable[[], str], should_stop: Callable[[], bool]) -> None:
+    """The worker: `engine.read_ahead(...)` for the draft question whenever it changed, until
+    `should_stop`. Reading the same prompt again costs one token; a draft that brings other
+    verdicts (another topic, a named place) re-evaluates from where the prompt differs."""
+    if getattr(engine, "read_ahead", None) is None:
+        return
+    try:
+        worker = get_current_worker()
+    except NoActiveWorker:
+        worker = None
+
+    def stopped() -> bool:  # also when a newer read-ahead replaced this worker
+        return should_stop() or (worker is not None and worker.is_cancelled)
+
+    read_for = None
+    while not stopped():
+        question = draft()
+        if question and question != read_for:
+            read_for = question
+            try:
+                engine.read_ahead(question, should_stop=stopped)
+            except Exception:  # a read-ahead is a help: the run evaluates its prompt instead
+                return
+        else:
+            time.sleep(READ_AHEAD_POLL)
