@@ -90,7 +90,7 @@ def test_ask_streams_steps_and_shows_the_answer():
 def test_typing_a_question_begins_the_machine_check_at_most_every_few_seconds():
     """The first step's check is begun while the person types (its windows pass meanwhile): at the
     first key, again once CHECK_WHILE_TYPING seconds have passed, and not for an empty box."""
-    from appliance.tui.app import CHECK_WHILE_TYPING
+    from appliance.tui.warmup import CHECK_WHILE_TYPING
 
     now = [100.0]
     begun: list[float] = []

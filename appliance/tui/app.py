@@ -36,17 +36,13 @@ from appliance.tui.loading import ModelLoader, ModelNotOnDisk, Puller
 from appliance.tui.run_screen import RecorderFactory, RunScreen
 from appliance.tui.screens import HistoryScreen, ModelErrorScreen, ModelMissingScreen, ReplayScreen
 from appliance.tui.system_sampler import Sampler
-from appliance.tui.warmup import read_ahead, warm_model
+from appliance.tui.warmup import TypingAhead, read_ahead, warm_model
 
 if TYPE_CHECKING:
     from appliance.agent.settings import EngineSettings
     from appliance.llm.base import ChatModel
     from appliance.wiring import EngineFactory
 
-# Seconds between two machine checks begun while a question is typed. Each new check changes the
-# evidence the first prompt is read ahead with (its numbers move), so checks are begun seldom enough
-# for one to be read ahead before Enter; the run takes a check at most 30 s old (PREFETCH_MAX_AGE).
-CHECK_WHILE_TYPING = 15.0
 STEP_LIMITS = (2, 3, 4, 6, 8, 10, 12, 16, 20)  # offered in the palette's list
 MAX_STEP_LIMIT = MAX_STEPS_LIMIT  # any limit up to this one is found by typing it ("step limit 7")
 WARM_WORDS = {"loaded": "prompt from cache", "evaluated": "prompt cached", "present": "prompt ready",
@@ -91,11 +87,7 @@ class ApplianceApp(App[None]):
         super().__init__()
         self._model_loader = model_loader
         self._engine_factory = engine_factory
-        self._begin_check = begin_check
-        self._check_begun: float | None = None
-        self._draft = ""
-        self._read_ahead_on = read_ahead
-        self._reading_ahead = False
+        self._typing = TypingAhead(begin_check, clock, read_ahead=read_ahead)
         self._clock = clock
         self.settings = settings
         memory = MemoryHistory()
@@ -252,34 +244,23 @@ class ApplianceApp(App[None]):
             self.notify("No model is loaded: Ctrl+P → Switch model, or see the model screen.", severity="error")
 
     def on_question_typed(self, message: msg.QuestionTyped) -> None:
-        """Begin the first step's machine check while the person types: at most every
-        CHECK_WHILE_TYPING seconds, so the one the run takes is that young."""
-        self._draft = message.draft
-        now = self._clock()
-        if self._begin_check is None or self._check_begun is not None and now - self._check_begun < CHECK_WHILE_TYPING:
-            return
-        self._check_begun = now
-        self._begin_check()
-        self._read_ahead()
-
-    def _read_ahead(self) -> None:
-        """Read the first prompt ahead while the question is typed (warmup.read_ahead): one worker,
-        from the first check begun until a run starts."""
+        """Begin the first step's machine check while the person types (warmup.TypingAhead) and,
+        with the first one, read the first prompt ahead (warmup.read_ahead, one worker until a run
+        starts)."""
         model = self.model
-        if model is None or self._reading_ahead or not self._read_ahead_on:
+        if not self._typing.typed(message.draft, can_read_ahead=model is not None) or model is None:
             return
         try:
             engine = self._engine_factory(model, self.settings)
         except Exception:
+            self._typing.run_started()
             return  # the run reports the problem
-        self._reading_ahead = True
-        self.run_worker(partial(read_ahead, engine, lambda: self._draft,
-                                lambda: self._quitting.is_set() or self.model is not model or not self._reading_ahead),
+        self.run_worker(partial(read_ahead, engine, lambda: self._typing.draft,
+                                lambda: self._quitting.is_set() or self.model is not model or not self._typing.reading),
                         thread=True, exclusive=True, group="read-ahead", name="read-ahead")
 
     def start_run(self, question: str, model: "ChatModel") -> None:
-        self._check_begun = None  # the run takes the check begun so far; the next question begins another
-        self._reading_ahead = False  # its worker stops (within a graph node) and leaves the model to the run
+        self._typing.run_started()  # the run takes the check begun so far and stops the read-ahead
         make_engine = partial(self._engine_factory, model, self.settings)
         self.run_screen.start_run(question, make_engine, self.settings.max_steps)
 

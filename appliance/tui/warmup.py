@@ -41,6 +41,43 @@ def warm_model(post: Callable[[Message], object], engine: Engine, should_stop: C
 
 
 READ_AHEAD_POLL = 0.3  # seconds between two looks at the draft
+# Seconds between two machine checks begun while a question is typed. Each new check changes the
+# evidence the first prompt is read ahead with (its numbers move), so checks are begun seldom enough
+# for one to be read ahead before Enter; the run takes a check at most 30 s old (PREFETCH_MAX_AGE).
+CHECK_WHILE_TYPING = 15.0
+
+
+class TypingAhead:
+    """What the app does while a question is typed: begins the first step's machine check at most
+    every CHECK_WHILE_TYPING seconds (so the one the run takes is that young) and says when a
+    read-ahead worker should start (with the first check, one until a run starts)."""
+
+    def __init__(self, begin_check: Callable[[], None] | None, clock: Callable[[], float], *,
+                 read_ahead: bool = True) -> None:
+        self.begin_check = begin_check
+        self.clock = clock
+        self.read_ahead = read_ahead
+        self.draft = ""
+        self.begun: float | None = None
+        self.reading = False
+
+    def typed(self, draft: str, *, can_read_ahead: bool) -> bool:
+        """The draft so far; True when a read-ahead worker should start now."""
+        self.draft = draft
+        now = self.clock()
+        if self.begin_check is None or self.begun is not None and now - self.begun < CHECK_WHILE_TYPING:
+            return False
+        self.begun = now
+        self.begin_check()
+        if not (self.read_ahead and can_read_ahead) or self.reading:
+            return False
+        self.reading = True
+        return True
+
+    def run_started(self) -> None:
+        """The run takes the check begun so far (the next question begins another); the read-ahead stops."""
+        self.begun = None
+        self.reading = False
 
 
 def read_ahead(engine: Engine, draft: Callable[[], str], should_stop: Callable[[], bool]) -> None:
