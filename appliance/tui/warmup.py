@@ -41,6 +41,7 @@ def warm_model(post: Callable[[Message], object], engine: Engine, should_stop: C
 
 
 READ_AHEAD_POLL = 0.3  # seconds between two looks at the draft
+READ_AHEAD_RETRY = 1.0  # seconds before trying a draft again that could not be read ahead
 # Seconds between two machine checks begun while a question is typed. Each new check changes the
 # evidence the first prompt is read ahead with (its numbers move), so checks are begun seldom enough
 # for one to be read ahead before Enter; the run takes a check at most 30 s old (PREFETCH_MAX_AGE).
@@ -82,8 +83,9 @@ class TypingAhead:
 
 def read_ahead(engine: Engine, draft: Callable[[], str], should_stop: Callable[[], bool]) -> None:
     """The worker: `engine.read_ahead(...)` for the draft question whenever it changed, until
-    `should_stop`. Reading the same prompt again costs one token; a draft that brings other
-    verdicts (another topic, a named place) re-evaluates from where the prompt differs."""
+    `should_stop`; a draft that could not be read ahead (no check done yet, the model still
+    warming up) is tried again. Reading the same prompt again costs one token; a draft that brings
+    other verdicts (another topic, a named place) re-evaluates from where the prompt differs."""
     if getattr(engine, "read_ahead", None) is None:
         return
     try:
@@ -98,10 +100,13 @@ def read_ahead(engine: Engine, draft: Callable[[], str], should_stop: Callable[[
     while not stopped():
         question = draft()
         if question and question != read_for:
-            read_for = question
             try:
-                engine.read_ahead(question, should_stop=stopped)
+                report = engine.read_ahead(question, should_stop=stopped)
             except Exception:  # a read-ahead is a help: the run evaluates its prompt instead
                 return
+            if report is not None:
+                read_for = question
+            else:  # no check ready yet, or the model busy (the warm-up): try again in a moment
+                time.sleep(READ_AHEAD_RETRY)
         else:
             time.sleep(READ_AHEAD_POLL)
