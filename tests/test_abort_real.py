@@ -80,3 +80,13 @@ def test_sessions_on_one_context_share_its_one_switch(llama, tokens):
     started = time.perf_counter()
     assert second.prefill(tokens, should_stop=lambda: time.perf_counter() - started > STOP_AFTER).stopped
     assert time.perf_counter() - started < STOP_AFTER + 0.3
+
+
+def test_a_stop_between_chunks_only_lets_the_chunk_in_progress_finish(llama, tokens):
+    session = Session(llama, pacing=Pacing(target=1e9, first=256, smallest=256))
+    session.trim(0)
+    session.prefill(tokens[:64])
+    started = time.perf_counter()
+    done = session.prefill(tokens, between_chunks=lambda: time.perf_counter() - started > 0.1)
+    assert done.stopped and done.evaluated == 256  # the first chunk was under way at 0.1 s: kept whole
+    assert session.n_tokens == 64 + 256 and kv_end(llama) == 64 + 256

@@ -47,7 +47,7 @@ class ReadingAheadModel(FixedStatsModel):
         super().__init__(*args, **kwargs)
         self.read: list[tuple[list[Message], str]] = []
 
-    def read_ahead(self, messages, *, upto, should_stop=None):
+    def read_ahead(self, messages, *, upto, should_stop=None, outdated=None):
         self.read.append((list(messages), upto))
         return "read"
 
@@ -136,7 +136,7 @@ def test_the_read_ahead_worker_ends_when_told_to_and_survives_a_failing_engine()
     from appliance.tui.warmup import read_ahead
 
     class Failing:
-        def read_ahead(self, question, *, should_stop=None):
+        def read_ahead(self, question, *, should_stop=None, outdated=None):
             raise RuntimeError("no model")
 
     done = threading.Event()
@@ -149,7 +149,7 @@ def test_the_read_ahead_worker_ends_when_told_to_and_survives_a_failing_engine()
     class Recording:
         """Busy (None) on its first call, as while the warm-up holds the model; then reads."""
 
-        def read_ahead(self, question, *, should_stop=None):
+        def read_ahead(self, question, *, should_stop=None, outdated=None):
             seen.append(question)
             return None if len(seen) == 1 else "read"
 
@@ -161,3 +161,46 @@ def test_the_read_ahead_worker_ends_when_told_to_and_survives_a_failing_engine()
     thread.join(2.0)
     assert not thread.is_alive()
     assert seen == ["c", "cp", "cpu"]  # the busy try for "c" retried a moment later (by then "cp"); each draft read once
+
+
+def test_a_draft_that_asks_for_other_evidence_stops_the_read_ahead_in_progress():
+    from appliance.tui.warmup import read_ahead
+
+    evidence, _ = machine()
+    key = evidence.question_key
+    assert key("is the cpu bu") == key("is the cpu busy right now?")  # the same evidence: read once
+    assert key("how full is") != key("how full is /srv/data?")  # a named place
+    assert key("is port 8080 free?") != key("can't connect to port 8080")  # how a port is asked about
+
+    typed = ["is the cpu bu"]
+    reads: list[tuple[str, bool]] = []
+
+    class Slow:
+        """A read-ahead that runs until told to stop (a long prompt), then says it was stopped."""
+
+        def read_ahead_key(self, question):
+            return key(question)
+
+        def read_ahead(self, question, *, should_stop, outdated):
+            started = time.monotonic()
+            while not (should_stop() or outdated()) and time.monotonic() - started < 5.0:
+                time.sleep(0.02)
+            reads.append((question, outdated()))
+            return type("Report", (), {"stopped": should_stop() or outdated()})()
+
+    stop = threading.Event()
+    thread = threading.Thread(target=read_ahead, args=(Slow(), lambda: typed[0], stop.is_set))
+    thread.start()
+    time.sleep(0.3)
+    typed[0] = "is the cpu busy right now?"  # same key: the read-ahead goes on
+    time.sleep(0.3)
+    assert reads == []
+    typed[0] = "is the cpu busy, and how full is /srv/data?"  # another place: stop, read the new draft
+    deadline = time.monotonic() + 2.0
+    while not reads and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop.set()
+    thread.join(6.0)
+    assert not thread.is_alive()
+    assert reads[0] == ("is the cpu bu", True)
+    assert reads[1][0] == "is the cpu busy, and how full is /srv/data?"

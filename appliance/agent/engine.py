@@ -110,13 +110,14 @@ class Engine:
         prompt = system_prompt(self.registry.specs, self.settings, can_ask=can_ask and self.settings.allow_ask)
         return warm([Message("system", prompt)], should_stop=should_stop, on_progress=on_progress)
 
-    def read_ahead(self, question: str, *, can_ask: bool = True,
-                   should_stop: Callable[[], bool] | None = None) -> Any:
+    def read_ahead(self, question: str, *, can_ask: bool = True, should_stop: Callable[[], bool] | None = None,
+                   outdated: Callable[[], bool] | None = None) -> Any:
         """Evaluate now the part of `question`'s first prompt that comes before the question line
         (the system prompt and the first step's evidence), from a machine check already begun
         (`MachineEvidence.prefetch`) and left for the run; the run then evaluates little more
         than its question. The TUI does it while the person types. The model's report, or None
-        when there is nothing to read ahead (no check begun, no model support, the model busy)."""
+        when there is nothing to read ahead (no check begun, no model support, the model busy).
+        `outdated` (the draft now asks for other evidence) stops it between chunks only."""
         read = getattr(self.model, "read_ahead", None)
         if read is None:
             return None
@@ -126,7 +127,14 @@ class Engine:
             return None
         prompt = system_prompt(self.registry.specs, self.settings, can_ask=can_ask and self.settings.allow_ask)
         message = question_message(question, evidence, self.settings.max_steps)
-        return read([Message("system", prompt), Message("user", message)], upto=QUESTION_LINE, should_stop=should_stop)
+        return read([Message("system", prompt), Message("user", message)], upto=QUESTION_LINE,
+                    should_stop=should_stop, outdated=outdated)
+
+    def read_ahead_key(self, question: str) -> Any:
+        """What in `question` decides the text `read_ahead` evaluates (None: not known): a front
+        end stops a read-ahead whose draft's key changed, and reads the new draft instead."""
+        key = getattr(self.evidence, "question_key", None)
+        return key(redact(question)) if key is not None else None
 
     def run(
         self,

@@ -272,6 +272,14 @@ class MachineEvidence:
         readings, findings = checked
         return self._evidence(question, readings, findings)
 
+    def question_key(self, question: str) -> tuple:
+        """What in a question decides the evidence `gather` gives it from one check: its topics,
+        the places and ports it names, and how it asks about a port. Two drafts with the same key
+        get the same text (a read-ahead for one serves the other)."""
+        ports = named_ports(question)
+        port_form = (bool(re.search(r"\budp\b", question, re.I)), reports_trouble(question)) if ports else ()
+        return tuple(for_question(question, self.analyzers)), tuple(named_paths(question)), tuple(ports), port_form
+
     def _evidence(self, question: str, readings: Readings, findings: list[Finding]) -> Evidence:
         topics = tuple(for_question(question, self.analyzers))
         ports = port_verdicts_for(question, readings) if self.analyzers else []

@@ -251,12 +251,13 @@ class LlamaChatModel:
             self.last_prefix = report  # the run's record says how its first call found the prompt
         return report
 
-    def read_ahead(self, messages: Sequence[Message], *, upto: str,
-                   should_stop: ShouldStop | None = None) -> ReadAhead | None:
+    def read_ahead(self, messages: Sequence[Message], *, upto: str, should_stop: ShouldStop | None = None,
+                   outdated: ShouldStop | None = None) -> ReadAhead | None:
         """Evaluate the rendered `messages` up to the last `upto` in them, so that a prompt which
         begins the same way reuses those cells (`Session.prefill` keeps the longest common
-        prefix). Nothing of the transcript changes. None when the context is busy (a run or a
-        warm-up has it: this never waits) or `upto` is not in the text."""
+        prefix). Nothing of the transcript changes. `outdated` stops it between chunks only. None
+        when the context is busy (a run or a warm-up has it: this never waits) or `upto` is not in
+        the text."""
         if not self._lock.acquire(blocking=False):
             return None
         try:
@@ -270,7 +271,7 @@ class LlamaChatModel:
                 return None
             tokens = self._transcript.tokens_for(text[:cut], self._tokenize)
             self._apply_threads()
-            done = self._session.prefill(tokens, should_stop=should_stop)
+            done = self._session.prefill(tokens, should_stop=should_stop, between_chunks=outdated)
             return ReadAhead(len(tokens), done.reused, done.evaluated, done.stopped, time.perf_counter() - started)
         finally:
             self._lock.release()

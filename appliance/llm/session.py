@@ -133,7 +133,7 @@ class Session:
             self.llama._requires_eval = True
 
     def prefill(self, tokens: Sequence[int], *, should_stop: ShouldStop | None = None,
-                on_progress: OnProgress | None = None) -> "Prefill":
+                on_progress: OnProgress | None = None, between_chunks: ShouldStop | None = None) -> "Prefill":
         """Make the cache hold `tokens` with logits for the last one, reusing the cached prefix.
 
         At least one token is always evaluated so that fresh logits exist (a fully cached prompt
@@ -141,7 +141,8 @@ class Session:
         `should_stop` (cancel or the time budget) is watched during each one: a long prompt
         (1,300 tokens are ~25 s on Qwen 1.5B with 2 busy cores) is then stopped within a fraction
         of a second. A stop leaves the cache holding the chunks already done, so nothing
-        evaluated is wasted.
+        evaluated is wasted. `between_chunks` is a stop asked only between chunks (a read-ahead
+        whose text became outdated keeps the chunk in progress, which may well be of use).
         """
         if not tokens:
             raise ModelError("empty prompt")
@@ -151,7 +152,7 @@ class Session:
         pacer = ChunkPacer(self.llama.n_batch, self.pacing)
         done = 0
         while done < len(suffix):
-            if should_stop is not None and should_stop():
+            if (should_stop is not None and should_stop()) or (between_chunks is not None and between_chunks()):
                 return Prefill(reused, done, stopped=True)
             chunk = suffix[done : done + pacer.size]
             started = time.perf_counter()

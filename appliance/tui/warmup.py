@@ -84,8 +84,9 @@ class TypingAhead:
 def read_ahead(engine: Engine, draft: Callable[[], str], should_stop: Callable[[], bool]) -> None:
     """The worker: `engine.read_ahead(...)` for the draft question whenever it changed, until
     `should_stop`; a draft that could not be read ahead (no check done yet, the model still
-    warming up) is tried again. Reading the same prompt again costs one token; a draft that brings
-    other verdicts (another topic, a named place) re-evaluates from where the prompt differs."""
+    warming up) is tried again. Reading the same prompt again costs one token. A draft that brings
+    other verdicts (another topic, a named place: `Engine.read_ahead_key`) stops the read-ahead in
+    progress after its current chunk, and the new one re-evaluates from where the prompt differs."""
     if getattr(engine, "read_ahead", None) is None:
         return
     try:
@@ -96,17 +97,23 @@ def read_ahead(engine: Engine, draft: Callable[[], str], should_stop: Callable[[
     def stopped() -> bool:  # also when a newer read-ahead replaced this worker
         return should_stop() or (worker is not None and worker.is_cancelled)
 
+    key_of = getattr(engine, "read_ahead_key", None)
     read_for = None
     while not stopped():
         question = draft()
         if question and question != read_for:
+            key = key_of(question) if key_of is not None else None
+
+            def outdated() -> bool:  # the draft now asks for other evidence: read that instead
+                return key is not None and key_of is not None and key_of(draft()) != key
+
             try:
-                report = engine.read_ahead(question, should_stop=stopped)
+                report = engine.read_ahead(question, should_stop=stopped, outdated=outdated)
             except Exception:  # a read-ahead is a help: the run evaluates its prompt instead
                 return
-            if report is not None:
-                read_for = question
-            else:  # no check ready yet, or the model busy (the warm-up): try again in a moment
+            if report is None:  # no check ready yet, or the model busy (the warm-up): try again in a moment
                 time.sleep(READ_AHEAD_RETRY)
+            elif not getattr(report, "stopped", False):
+                read_for = question
         else:
             time.sleep(READ_AHEAD_POLL)
