@@ -78,4 +78,6 @@ def test_a_read_ahead_leaves_a_busy_context_alone_and_a_stop_keeps_what_was_done
     assert model.read_ahead(messages("cpu?"), upto="not in the prompt") is None
     again = model.read_ahead(messages("cpu?"), upto=QUESTION_LINE)
     assert again is not None and again.evaluated == again.tokens - again.reused
+    same = model.read_ahead(messages("cpu? (typed on)"), upto=QUESTION_LINE)  # the same prefix
+    assert same is not None and same.evaluated == 0 and same.reused == same.tokens == again.tokens
     assert np.isfinite(model._session.logits(-1)).all()

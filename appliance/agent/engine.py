@@ -107,8 +107,7 @@ class Engine:
         warm = getattr(self.model, "warm", None)
         if warm is None:
             return None
-        prompt = system_prompt(self.registry.specs, self.settings, can_ask=can_ask and self.settings.allow_ask)
-        return warm([Message("system", prompt)], should_stop=should_stop, on_progress=on_progress)
+        return warm([self._system_message(can_ask)], should_stop=should_stop, on_progress=on_progress)
 
     def read_ahead(self, question: str, *, can_ask: bool = True, should_stop: Callable[[], bool] | None = None,
                    outdated: Callable[[], bool] | None = None) -> Any:
@@ -121,14 +120,21 @@ class Engine:
         read = getattr(self.model, "read_ahead", None)
         if read is None:
             return None
-        first = FirstEvidence(self.settings, self.registry, self.evidence, self.snapshot, self.self_pids)
-        evidence = first.preview(redact(question))
+        evidence = self.first_evidence().preview(redact(question))
         if evidence is None:
             return None
-        prompt = system_prompt(self.registry.specs, self.settings, can_ask=can_ask and self.settings.allow_ask)
         message = question_message(question, evidence, self.settings.max_steps)
-        return read([Message("system", prompt), Message("user", message)], upto=QUESTION_LINE,
+        return read([self._system_message(can_ask), Message("user", message)], upto=QUESTION_LINE,
                     should_stop=should_stop, outdated=outdated)
+
+    def first_evidence(self) -> FirstEvidence:
+        """Step 0's gatherer over this engine's tools, evidence source and snapshot."""
+        return FirstEvidence(self.settings, self.registry, self.evidence, self.snapshot, self.self_pids)
+
+    def _system_message(self, can_ask: bool) -> Message:
+        """The system prompt a run that can (or cannot) ask the person starts with."""
+        return Message("system", system_prompt(self.registry.specs, self.settings,
+                                               can_ask=can_ask and self.settings.allow_ask))
 
     def read_ahead_key(self, question: str) -> Any:
         """What in `question` decides the text `read_ahead` evaluates (None: not known): a front
@@ -170,7 +176,7 @@ class _Run:
                                finish_early=snapshot_covers(question))  # the snapshot may answer it
         self.finisher = Finisher(self.run_id, self.question, self.s, self.ctl, self.memory, engine.self_pids)
         self.tools = ToolCaller(self.registry, self.s, self.ctl, self.memory, engine.self_pids, engine.clock, cancel)
-        self.first = FirstEvidence(self.s, self.registry, engine.evidence, engine.snapshot, engine.self_pids)
+        self.first = engine.first_evidence()
 
     # ---- events -------------------------------------------------------------------------------
 
@@ -260,7 +266,7 @@ class _Run:
         # The system prompt never depends on the question, so a model kept loaded between runs (the TUI,
         # `appliance eval`) reuses it from the KV cache; the tools that fit this question are named in
         # the question message instead.
-        self.transcript.add("system", system_prompt(specs, self.s, can_ask=self.can_ask))
+        self.transcript.add("system", self.e._system_message(self.can_ask).content)
         first_text = yield from self.first.gather(self.run_id, self.question, self.memory)
         evidence = self.memory.evidence
         if evidence.topics or evidence.looks:

@@ -145,12 +145,16 @@ def named_ports(question: str) -> list[int]:
     return ports_in(_PORT, [question], MAX_PORTS)
 
 
+def port_asking(question: str) -> tuple[str, bool]:
+    """How the question asks about its ports: the protocol, and whether it reports trouble there."""
+    return ("udp" if re.search(r"\budp\b", question, re.I) else "tcp"), reports_trouble(question)
+
+
 def port_verdicts_for(question: str, readings: Readings) -> list[Finding]:
     """Who listens on each port the question names. Nothing listening is a warning only when the
     person reports trouble there ("can't connect to localhost:5432"); asked "is port 8080 free?",
     it is the plain fact that the port is free."""
-    proto = "udp" if re.search(r"\budp\b", question, re.I) else "tcp"
-    trouble = reports_trouble(question)
+    proto, trouble = port_asking(question)
     return [port_finding(port, readings, proto=proto, expect_listener=trouble) for port in named_ports(question)]
 
 
@@ -277,8 +281,8 @@ class MachineEvidence:
         the places and ports it names, and how it asks about a port. Two drafts with the same key
         get the same text (a read-ahead for one serves the other)."""
         ports = named_ports(question)
-        port_form = (bool(re.search(r"\budp\b", question, re.I)), reports_trouble(question)) if ports else ()
-        return tuple(for_question(question, self.analyzers)), tuple(named_paths(question)), tuple(ports), port_form
+        return (tuple(for_question(question, self.analyzers)), tuple(named_paths(question)), tuple(ports),
+                port_asking(question) if ports else ())
 
     def _evidence(self, question: str, readings: Readings, findings: list[Finding]) -> Evidence:
         topics = tuple(for_question(question, self.analyzers))

@@ -270,6 +270,9 @@ class LlamaChatModel:
             if cut <= 0:
                 return None
             tokens = self._transcript.tokens_for(text[:cut], self._tokenize)
+            if self._session.common_prefix(tokens) == len(tokens):
+                # Read ahead already (the draft changed, not its evidence): no load sample, no decode.
+                return ReadAhead(len(tokens), len(tokens), 0, False, time.perf_counter() - started)
             self._apply_threads()
             done = self._session.prefill(tokens, should_stop=should_stop, between_chunks=outdated)
             return ReadAhead(len(tokens), done.reused, done.evaluated, done.stopped, time.perf_counter() - started)

@@ -105,7 +105,7 @@ def read_ahead(engine: Engine, draft: Callable[[], str], should_stop: Callable[[
             key = key_of(question) if key_of is not None else None
 
             def outdated() -> bool:  # the draft now asks for other evidence: read that instead
-                return key is not None and key_of is not None and key_of(draft()) != key
+                return key_of is not None and key_of(draft()) != key
 
             try:
                 report = engine.read_ahead(question, should_stop=stopped, outdated=outdated)
