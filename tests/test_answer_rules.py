@@ -548,3 +548,17 @@ def test_a_storage_question_about_a_named_place_names_the_fault_the_checks_found
                             bodies=[held.line(), full.line()], tools_worked=True)
     assert judge_answer("logshipper (pid 77) holds 58.0 MiB in deleted files.", {}, filling).problem is None
     assert judge_answer("The / filesystem (ext4) is mounted rw,relatime.", {}, filling).problem is not None
+
+
+def test_a_share_in_percent_is_an_observed_fact_written_or_rounded():
+    """An answer that states the share a verdict or a tool showed ("26 % used", used_percent=25.6)
+    names an observed fact, as written or rounded to a whole number; a share no observation shows
+    does not."""
+    from appliance.agent.checks import check_answer
+
+    verdict = ["[ok] filesystem_full: no filesystem is full: the fullest, / (ext4) is 26 % used, 75.4 GiB free"]
+    tool = ["headline: fullest: / 25.6% used\nfilesystems:\n  mount=/ used_percent=25.6 read_only=no"]
+    for bodies in (verdict, tool):
+        assert check_answer("The disk is 26% full.", {"value": "26% full"}, bodies, tools_worked=True).problem is None
+    assert check_answer("The disk is 25% full.", {}, tool, tools_worked=True).problem is None  # cut, as before
+    assert check_answer("The disk is 61% full.", {}, verdict, tools_worked=True).problem == "[no-observed-fact-named]"

@@ -642,3 +642,18 @@ def test_a_yes_no_question_naming_no_family_is_steered_to_the_general_verdict_on
     assert steer(SAY_YES_OR_NO, question, troubled, [], answer="kworker uses 2 % of one core.").openings == (
         "Yes", "No")
     assert "zombies" in for_question("Is something leaving dead processes lying around?")
+
+
+def test_a_how_much_retry_resting_on_an_ok_verdict_begins_with_its_number():
+    """'How full is my disk?' answered with a share the check did not back goes back; its retry
+    rests on the ok verdict and begins with the verdict's numbered clause too, since an amount
+    answer without a number is refused by the form check."""
+    fs_ok = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / (ext4) is 26 % used, "
+                    "75.4 GiB free of 252.0 GiB (4 filesystems measured)")
+    evidence = Evidence(findings=(fs_ok, CPU_OK), topics=("filesystem_full",))
+    opening = steer("[no-observed-fact-named]", "How full is my disk?", evidence, [fs_ok.line()]).openings
+    assert opening == (NO_PROBLEM + "no filesystem is full: the fullest, / (ext4) is 26 % used, 75.4 GiB free of "
+                       "252.0 GiB (4 filesystems measured)",)
+    # a question that asks no amount keeps the bare headline
+    assert steer("[no-observed-fact-named]", "Is anything wrong with my disk?", evidence,
+                 [fs_ok.line()]).openings == (NO_PROBLEM + "no filesystem is full",)

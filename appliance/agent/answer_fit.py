@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.agreement import affirms, claims_any_fault, denies_all, names_a_problem
+from appliance.agent.checks import number_forms
 
 WHICH = "which"
 AMOUNT = "amount"
@@ -136,22 +137,11 @@ _ANY_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 
 def _numbers_in(text: str) -> set[str]:
-    values = set()
-    for raw in _ANY_NUMBER.findall(text):
-        values.add(raw)
-        if "." in raw:
-            values.add(raw.split(".")[0])
-            values.add(str(round(float(raw))))
-    return values
+    return {form for raw in _ANY_NUMBER.findall(text) for form in number_forms(raw)}
 
 
 def _observed_number(answer_number: str, observed: set[str]) -> bool:
-    number = answer_number.replace(",", ".")
-    if number in observed:
-        return True
-    if "." in number:
-        return number.split(".")[0] in observed or str(round(float(number))) in observed
-    return False
+    return bool(number_forms(answer_number.replace(",", ".")) & observed)
 
 
 def _quotes_line(text: str, line: str, run: int = 3) -> bool:

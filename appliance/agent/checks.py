@@ -91,21 +91,30 @@ def quantities(text: str) -> set[str]:
             if float(number) != 0}
 
 
+def number_forms(number: str) -> set[str]:
+    """The ways an answer may state an observed number: as written and, for a decimal, cut or
+    rounded to a whole number (a model writes 97% for cpu_pct=97.0 and 26% for 25.6% used)."""
+    forms = {number}
+    if re.fullmatch(r"\d+\.\d+", number):
+        forms |= {number.split(".")[0], str(round(float(number)))}
+    return forms
+
+
 def observed_facts(bodies: Iterable[str]) -> set[str]:
-    """The values the observations established: `key=value` values, paths, and the integer form
-    of decimal numbers (a model writes 97% for cpu_pct=97.0)."""
+    """The values the observations established: `key=value` values, paths, numbers in the forms
+    an answer may state them (`number_forms`)."""
     facts: set[str] = set()
     for body in bodies:
         for match in _VALUE.finditer(body):
             value = match.group(1).strip('"').lower()
-            facts.add(value)
-            if re.fullmatch(r"\d+\.\d+", value):
-                facts.add(value.split(".")[0])
+            facts |= number_forms(value)
         facts.update(m.group(1).lower().rstrip("/.") for m in _PATH.finditer(body))
         # numbers of 3+ digits anywhere (a port or pid in a headline or a sentence, not key=value),
-        # and decimals anywhere (a share or a size a verdict or headline states: "/ 25.4% used")
+        # decimals anywhere (a share or a size a verdict or headline states: "/ 25.4% used") and
+        # any share in percent ("/ (ext4) is 26 % used")
         facts.update(re.findall(r"(?<![\w.])\d{3,}(?![\w])", body))
-        facts.update(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", body))
+        for number in re.findall(r"(?<![\w.])(\d+\.\d+|\d+(?=\s?%))(?![\w.])", body):
+            facts |= number_forms(number)
         facts.update(quantities(body))
         # a process a verdict names in prose: "reaper (pid 4242)"
         for name, pid in re.findall(r"([\w.\-]{2,}) \(pid (\d+)\)", body):

@@ -90,6 +90,20 @@ def headline(finding: Finding) -> str:
     return head
 
 
+def fine_opening(fine: Finding, question: str) -> str:
+    """What a retry resting on an ok verdict begins with: "No problem found: " and the verdict's
+    headline, and for a how-much question also the verdict's first clause with a number ("…: no
+    filesystem is full: the fullest, / (ext4) is 26 % used, …"): the form check asks such an
+    answer for a number, and a headline alone would steer the retry into that refusal."""
+    opening = NO_PROBLEM + headline(fine)
+    if question_form(question) != AMOUNT or re.search(r"\d", opening):
+        return opening
+    numbered = next((c for c in _top_clauses(fine.verdict)[1:] if re.search(r"\d", c)), None)
+    if numbered is None or len(opening) + 2 + len(numbered) > MAX_OPENING:
+        return opening
+    return f"{opening}: {numbered}"
+
+
 def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:
     """The ok verdict of the question's place or one of its families that the refused answer
     contradicted (the place's own verdict first)."""
@@ -167,7 +181,7 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     if problem == SAY_YES_OR_NO:
         fine = None if claims_any_fault(answer) else _all_fine(question, evidence)
         if fine is not None:  # the checks answered it: what they found at the place, or in the topic
-            return Steer(openings=(NO_PROBLEM + headline(fine),))
+            return Steer(openings=(fine_opening(fine, question),))
         return Steer(openings=("Yes", "No"))  # the form is settled, not the answer
     at_port = port_opening(problem, evidence.findings, named_ports(question))
     if at_port is not None:
@@ -189,7 +203,7 @@ def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]
     if fine is None and not problems:
         fine = fine_place(question, evidence)
     if fine is not None and not problems:
-        return Steer(openings=(NO_PROBLEM + headline(fine),))
+        return Steer(openings=(fine_opening(fine, question),))
     fact = None if problems else topic_fact(question, evidence)
     if fact is not None:
         return Steer(openings=(fact,))
@@ -231,7 +245,7 @@ def steer_last(question: str, evidence: Evidence, bodies: Sequence[str], log_err
     if steering.openings or (question_form(question) != YES_NO and not is_conditional(question)):
         return steering
     fine = _all_fine(question, evidence)
-    return Steer(openings=(NO_PROBLEM + headline(fine),)) if fine is not None else steering
+    return Steer(openings=(fine_opening(fine, question),)) if fine is not None else steering
 
 
 def topic_fact(question: str, evidence: Evidence) -> str | None:
