@@ -14,8 +14,8 @@ step may only finish, and a final answer must mention what the observations show
 
 This module keeps the loop and the step; its parts live beside it: the model call and the budgets
 (`model_call`), the transcript and its compaction (`transcript`), step 0 (`first_step`), a tool call
-(`tool_call`), the finish path (`finishing`), what the run has seen (`run_memory`) and an action's
-outcome (`outcome`).
+(`tool_call`), the finish path (`finishing`), what the run has seen (`run_memory`), an action's
+outcome (`outcome`) and the system prompt's warm-up beside step 0 (`warm_beside`).
 """
 
 from __future__ import annotations
@@ -48,20 +48,15 @@ from appliance.agent.first_step import FirstEvidence, Snapshot
 from appliance.agent.model_call import ModelCaller
 from appliance.agent.observe import redact, render_result, summarize
 from appliance.agent.outcome import Outcome, add_stats
-from appliance.agent.prompt import (
-    after_reflection_message,
-    QUESTION_LINE,
-    question_message,
-    snapshot_covers,
-    suggested_tools,
-    system_prompt,
-)
+from appliance.agent.prompt import (after_reflection_message, QUESTION_LINE, question_message, snapshot_covers,
+                                    suggested_tools, system_prompt)
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
 from appliance.agent.snapshot import take_snapshot
 from appliance.agent.stops import ModelFailed, RunStop
 from appliance.agent.tool_call import ToolCaller
 from appliance.agent.transcript import Transcript
+from appliance.agent.warm_beside import WarmBeside
 from appliance.errors import one_line
 from appliance.llm.base import ChatModel, Generation, GenerationStats, Message
 from appliance.tools.base import DENIED, EMPTY, INVALID, OK, Registry
@@ -177,6 +172,7 @@ class _Run:
         self.finisher = Finisher(self.run_id, self.question, self.s, self.ctl, self.memory, engine.self_pids)
         self.tools = ToolCaller(self.registry, self.s, self.ctl, self.memory, engine.self_pids, engine.clock, cancel)
         self.first = engine.first_evidence()
+        self.warming: WarmBeside | None = None
 
     # ---- events -------------------------------------------------------------------------------
 
@@ -204,6 +200,8 @@ class _Run:
             status, error = ev.ERROR, str(exc)
         except Exception as exc:  # a bug must still end the run visibly, with one line
             status, error = ev.ERROR, one_line(exc)
+        if self.warming is not None:
+            self.caller.count_warm(*self.warming.end())
         yield self._ended(status, error)
 
     def _ended(self, status: str, error: str) -> ev.RunEnded:
@@ -266,7 +264,9 @@ class _Run:
         # The system prompt never depends on the question, so a model kept loaded between runs (the TUI,
         # `appliance eval`) reuses it from the KV cache; the tools that fit this question are named in
         # the question message instead.
-        self.transcript.add("system", self.e._system_message(self.can_ask).content)
+        system = self.e._system_message(self.can_ask)
+        self.transcript.add("system", system.content)
+        self.warming = WarmBeside(self.model, system, self.caller.out_of_time)
         first_text = yield from self.first.gather(self.run_id, self.question, self.memory)
         evidence = self.memory.evidence
         if evidence.topics or evidence.looks:

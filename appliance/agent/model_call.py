@@ -49,7 +49,7 @@ class ModelCaller:
         stop = threading.Event()
 
         def should_stop() -> bool:
-            return stop.is_set() or self.cancel.is_set() or self.clock() > self.deadline
+            return stop.is_set() or self.out_of_time()
 
         def progress(done: int, total: int, seconds_left: float) -> None:
             pieces.put(ev.PromptProgress(self.run_id, step, done, total, round(seconds_left, 1)))
@@ -84,6 +84,15 @@ class ModelCaller:
                 raise RunStop(ev.CANCELLED, "cancelled")
             raise RunStop(ev.BUDGET, f"the time budget of {self.s.time_budget_seconds:g} s was used up")
         return gen
+
+    def out_of_time(self) -> bool:
+        """Cancelled, or past the time budget: what stops a model call (and a warm-up beside it)."""
+        return self.cancel.is_set() or self.clock() > self.deadline
+
+    def count_warm(self, seconds: float, evaluated: int) -> None:
+        """Charge the run with the warm-up of its system prompt done beside step 0 (`WarmBeside`)."""
+        self.prompt_seconds += seconds
+        self.prompt_tokens += evaluated
 
     def _count(self, gen: Generation) -> None:
         self.prompt_tokens += gen.stats.prompt_tokens_evaluated
