@@ -81,3 +81,39 @@ def test_a_read_ahead_leaves_a_busy_context_alone_and_a_stop_keeps_what_was_done
     same = model.read_ahead(messages("cpu? (typed on)"), upto=QUESTION_LINE)  # the same prefix
     assert same is not None and same.evaluated == 0 and same.reused == same.tokens == again.tokens
     assert np.isfinite(model._session.logits(-1)).all()
+
+
+def test_a_warm_up_waiting_for_a_busy_context_gives_up_when_stopped_and_a_cancelled_run_ends_at_once(contexts):
+    """A run warms its system prompt beside step 0 (agent/warm_beside.py). When another call holds
+    the context (the TUI's own warm-up on a first start), that warm-up waits; a cancel must still
+    end the run within a second, not when the other call lets go."""
+    import threading
+    import time
+
+    from appliance.agent import events as ev
+    from appliance.agent.engine import Engine
+    from appliance.agent.evidence import NoEvidence
+    from appliance.agent.settings import EngineSettings
+    from support.tui import registry
+
+    model = chat(contexts[0])
+    model._lock.acquire()  # another call holds the context
+    try:
+        started = time.monotonic()
+        box: list = []
+        warming = threading.Thread(target=lambda: box.append(
+            model.warm([SYSTEM], should_stop=lambda: time.monotonic() - started > 0.3)), daemon=True)
+        warming.start()
+        warming.join(timeout=2.0)
+        assert not warming.is_alive() and box == [None]  # it gave up instead of waiting for the context
+        assert 0.3 <= time.monotonic() - started < 1.0
+        cancel = threading.Event()
+        engine = Engine(model, registry(), EngineSettings(max_steps=2), evidence=NoEvidence(),
+                        snapshot=lambda pids: {"load": [0.1, 0.1, 0.1]})
+        threading.Timer(0.5, cancel.set).start()
+        events = list(engine.run("is the cpu busy?", cancel=cancel))
+        took = time.monotonic() - started
+    finally:
+        model._lock.release()
+    assert isinstance(events[-1], ev.RunEnded) and events[-1].status == ev.CANCELLED
+    assert took < 0.3 + 0.5 + 1.0 + 0.5, took  # the warm-up above, the cancel, and a second to end

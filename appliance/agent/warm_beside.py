@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 from appliance.llm.base import Message
 
+END_WAIT = 2.0  # seconds a run's end waits for its stopped warm-up
+
 
 class WarmBeside:
     """One run's warm-up of its system prompt, in a thread of its own; a model without `warm`
@@ -47,7 +49,9 @@ class WarmBeside:
         if self._thread is None:
             return 0.0, 0
         self._ended.set()
-        self._thread.join()
+        self._thread.join(timeout=END_WAIT)  # a stop takes effect within a graph node or 50 ms of waiting
+        if self._thread.is_alive():
+            return 0.0, 0
         report = self._report
         if report is None or getattr(report, "status", "") == "present":
             return 0.0, 0

@@ -205,22 +205,30 @@ class LlamaChatModel:
     def _acquire(self, should_stop: ShouldStop | None, on_progress: OnProgress | None) -> bool:
         """Take the context, polling `should_stop` while a warm-up holds it (whose progress the
         waiting run is shown meanwhile). False when stopped first."""
-        while not self._lock.acquire(timeout=0.05):
-            self._waiting_progress = on_progress
-            if should_stop is not None and should_stop():
+        try:
+            while not self._lock.acquire(timeout=0.05):
+                if on_progress is not None:  # a waiting warm-up shows nobody anything
+                    self._waiting_progress = on_progress
+                if should_stop is not None and should_stop():
+                    return False
+            return True
+        finally:
+            if on_progress is not None and self._waiting_progress is on_progress:
                 self._waiting_progress = None
-                return False
-        self._waiting_progress = None
-        return True
 
     # --- the system prompt -------------------------------------------------------------------
     def warm(self, messages: Sequence[Message], *, should_stop: ShouldStop | None = None,
              on_progress: OnProgress | None = None) -> PrefixReport | None:
         """Put the leading system message(s) of `messages` into the context now: from the prompt
         cache when it has them, else evaluated (and saved). None when there is no system message or
-        the chat template does not render it as a prefix of the conversation."""
-        with self._lock:
+        the chat template does not render it as a prefix of the conversation, or when `should_stop`
+        came true while another call held the context."""
+        if not self._acquire(should_stop, None):
+            return None
+        try:
             return self._ensure_base(messages, should_stop, on_progress)
+        finally:
+            self._lock.release()
 
     def _ensure_base(self, messages, should_stop, on_progress) -> PrefixReport | None:
         n = 0
