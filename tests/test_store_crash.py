@@ -6,7 +6,9 @@ large observations (longer transactions, more chances to be killed inside one). 
 returns from `record` — i.e. is committed — the child prints a digest of what it wrote. The test
 kills it with SIGKILL at a random moment, then checks that every step it reported is in the file,
 byte for byte, that the file passes `PRAGMA integrity_check`, and that opening the store marks the
-run in flight `interrupted`.
+run in flight `interrupted`. Each writer is forked, before it opens the store, from one process that
+imported the store and the engine once (20 interpreters each importing them again were most of the
+test's CPU; what is killed is still a whole process holding its own connection).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -26,15 +29,23 @@ from appliance.agent import events as ev
 from appliance.store import open_store
 from support.store import REPO
 
+# The writers' server: imports once, then for each line on stdin ("engine" or "synthetic") forks a
+# writer, which opens the store, prints READY and its pid, and records runs until it is killed; the
+# server reaps it and prints EXIT and its exit code (after everything the writer printed).
 CHILD = textwrap.dedent(r'''
-    import hashlib, itertools, sys, time
-    sys.path.insert(0, sys.argv[3])
+    import hashlib, itertools, os, sys, time
+    sys.path.insert(0, sys.argv[2])
     from appliance.agent import events as ev
     from appliance.llm.base import GenerationStats, ModelInfo
     from appliance.store import open_store
     from appliance.store.store import _dumps, _redact, cap_text
+    try:  # what the engine's runs use, imported once here rather than in every writer
+        import appliance.agent.engine, appliance.agent.settings, appliance.llm.fake, appliance.tools.base
+        import appliance.tools.schema
+    except ImportError:
+        pass
 
-    db_path, mode = sys.argv[1], sys.argv[2]
+    db_path = sys.argv[1]
     MODEL = ModelInfo("crash-model", "/m.gguf", 1, "cd" * 32, 2048)
 
     def digest(step):
@@ -70,19 +81,30 @@ CHILD = textwrap.dedent(r'''
         settings = EngineSettings(max_steps=8, reflection=False, no_progress_steps=8)
         yield from Engine(model, registry, settings, snapshot=lambda pids: {"load": 0.1}).run("crash question")
 
-    store = open_store(db_path)
-    print("READY", flush=True)
-    for k in itertools.count():
-        run_id = f"{mode}-{time.time_ns()}-{k}"
-        source = engine if mode == "engine" else synthetic
-        for event in source(run_id):
-            store.record(event)
-            if isinstance(event, ev.RunStarted):
-                print("RUN", event.run_id, flush=True)
-            elif isinstance(event, ev.StepRecorded):
-                print("STEP", event.run_id, event.step, digest(event), flush=True)
-            elif isinstance(event, ev.RunEnded):
-                print("END", event.run_id, flush=True)
+    def write(mode):
+        store = open_store(db_path)
+        print("READY", os.getpid(), flush=True)
+        for k in itertools.count():
+            run_id = f"{mode}-{time.time_ns()}-{k}"
+            source = engine if mode == "engine" else synthetic
+            for event in source(run_id):
+                store.record(event)
+                if isinstance(event, ev.RunStarted):
+                    print("RUN", event.run_id, flush=True)
+                elif isinstance(event, ev.StepRecorded):
+                    print("STEP", event.run_id, event.step, digest(event), flush=True)
+                elif isinstance(event, ev.RunEnded):
+                    print("END", event.run_id, flush=True)
+
+    for line in sys.stdin:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                write(line.strip())
+            finally:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        print("EXIT", os.waitstatus_to_exitcode(status), flush=True)
 ''')
 
 
@@ -127,48 +149,70 @@ def test_sigkill_at_random_points_loses_no_committed_step_and_marks_the_run_inte
     modes = ["engine", "synthetic"] if engine_available() else ["synthetic"]
     kills, interrupted_total, steps_checked = 20, 0, 0
     deadline = time.monotonic() + 150  # ~15-30 s here; generous for a loaded CI machine
-    for i in range(kills):
-        mode = modes[i % len(modes)]
-        child = subprocess.Popen([sys.executable, str(script), str(db_path), mode, str(REPO)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert child.stdout.readline().strip() == "READY", child.stderr.read()
-        time.sleep(rng.uniform(0.0, 0.5))
-        os.kill(child.pid, signal.SIGKILL)
-        out, err = child.communicate(timeout=30)
-        assert child.returncode == -signal.SIGKILL, err
-        started, ended, steps = parse_report(out)
-
-        # every step the child saw committed is there, intact (before anything else touches the file)
-        conn = sqlite3.connect(db_path)
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        for run_id, step, digest in steps:
-            assert stored_digest(conn, run_id, step) == digest, f"step {step} of {run_id} lost or damaged"
-        steps_checked += len(steps)
-        running_before = {r[0] for r in conn.execute("SELECT id FROM runs WHERE status = 'running'")}
-        conn.close()
-
-        # opening for writing recovers: the run in flight becomes interrupted, with its real totals
-        store = open_store(db_path)
-        assert store.integrity_checked, "an unclean shutdown must trigger PRAGMA integrity_check"
-        assert set(store.recovered) == running_before
-        assert store.list_runs(status=ev.RUNNING, limit=None) == []
-        for run_id in started - ended:  # the run in flight (its RunEnded may have committed unreported)
-            run = store.get_run(run_id)
-            if run_id in running_before:
-                interrupted_total += 1
-                assert run["status"] == ev.INTERRUPTED
-                assert run["step_count"] == len(run["steps"]) and "stopped before the run ended" in run["error"]
-            else:
-                # its RunEnded committed before the kill: whatever status the engine gave is kept
-                assert run["status"] not in (ev.RUNNING, ev.INTERRUPTED) and run["ended_at"], run
-        store.close()
-        assert time.monotonic() < deadline, "the crash test is taking too long for CI"
+    errors = tmp_path / "writers.err"
+    with errors.open("w") as err:
+        server = subprocess.Popen([sys.executable, str(script), str(db_path), str(REPO)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        for i in range(kills):
+            interrupted, steps = _kill_a_writer(server, modes[i % len(modes)], rng, db_path, errors)
+            interrupted_total += interrupted
+            steps_checked += steps
+            assert time.monotonic() < deadline, "the crash test is taking too long for CI"
+    finally:
+        server.kill()
+        server.wait()
     assert steps_checked > 20, "the children were killed before committing anything: the test proved little"
     assert interrupted_total >= kills // 2, "too few kills landed inside a run"
     # and the file is still a normal, searchable store
     store = open_store(db_path, readonly=True)
     assert store.list_runs(search="observation", limit=None)
     store.close()
+
+
+def _kill_a_writer(server: subprocess.Popen, mode: str, rng: random.Random, db_path: Path,
+                   errors: Path) -> tuple[int, int]:
+    """One writer of `mode` forked by the server, killed with SIGKILL at a random moment, and the
+    file checked after it: (1 if the run in flight was marked interrupted else 0, steps checked)."""
+    server.stdin.write(mode + "\n")
+    server.stdin.flush()
+    ready = server.stdout.readline().split()
+    assert ready[:1] == ["READY"], errors.read_text()
+    time.sleep(rng.uniform(0.0, 0.5))
+    os.kill(int(ready[1]), signal.SIGKILL)
+    printed, line = [], ""
+    for line in iter(server.stdout.readline, ""):
+        if line.startswith("EXIT "):
+            break
+        printed.append(line)
+    assert line.split() == ["EXIT", str(-signal.SIGKILL)], errors.read_text()
+    started, ended, steps = parse_report("".join(printed))
+
+    # every step the child saw committed is there, intact (before anything else touches the file)
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    for run_id, step, digest in steps:
+        assert stored_digest(conn, run_id, step) == digest, f"step {step} of {run_id} lost or damaged"
+    running_before = {r[0] for r in conn.execute("SELECT id FROM runs WHERE status = 'running'")}
+    conn.close()
+
+    # opening for writing recovers: the run in flight becomes interrupted, with its real totals
+    store = open_store(db_path)
+    assert store.integrity_checked, "an unclean shutdown must trigger PRAGMA integrity_check"
+    assert set(store.recovered) == running_before
+    assert store.list_runs(status=ev.RUNNING, limit=None) == []
+    interrupted = 0
+    for run_id in started - ended:  # the run in flight (its RunEnded may have committed unreported)
+        run = store.get_run(run_id)
+        if run_id in running_before:
+            interrupted += 1
+            assert run["status"] == ev.INTERRUPTED
+            assert run["step_count"] == len(run["steps"]) and "stopped before the run ended" in run["error"]
+        else:
+            # its RunEnded committed before the kill: whatever status the engine gave is kept
+            assert run["status"] not in (ev.RUNNING, ev.INTERRUPTED) and run["ended_at"], run
+    store.close()
+    return interrupted, len(steps)
 
 
 WRITER = textwrap.dedent(r'''

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from appliance.analyzers import ANALYZERS, Readings, for_question, run_all
 from appliance.analyzers.base import Finding
 from appliance.eval.scenarios import Scenario
+
+if TYPE_CHECKING:
+    from appliance.agent.evidence import ReadingsFactory
 
 QuietCheck = Callable[[Scenario], "Finding | None"]
 
@@ -33,19 +36,22 @@ def case_families(scenario: Scenario) -> set[str]:
 SETTLE_TRIES = 4  # the evaluator's own reaper may still be reaping the last case's processes
 
 
-def machine_noise(scenario: Scenario, *, harness_pids: frozenset[int] | None = None) -> Finding | None:
+def machine_noise(scenario: Scenario, *, harness_pids: frozenset[int] | None = None,
+                  readings: ReadingsFactory | None = None) -> Finding | None:
     """The first problem the analyzers find on the machine, before planting, in the case's families.
 
     A problem of the evaluation's own process reaper (the zombies of the case just torn down,
     re-parented to it a moment before it reaps them) is the harness settling, not noise: it is
-    read again a little later, and only a problem that stays voids the case."""
+    read again a little later, and only a problem that stays voids the case. readings: how the
+    analyzers read the machine (by default the product's windows, as `run_eval`'s)."""
     families = case_families(scenario)
     if not families:
         return None
     harness = harness_pids if harness_pids is not None else _reaper_pids()
     analyzers = [a for a in ANALYZERS if a.family in families]
+    make = readings or (lambda self_pids: Readings(self_pids=self_pids))
     for attempt in range(SETTLE_TRIES):
-        findings = run_all(Readings(self_pids=frozenset({os.getpid()})), analyzers=analyzers, timeout=3.0)
+        findings = run_all(make(frozenset({os.getpid()})), analyzers=analyzers, timeout=3.0)
         problem = next((f for f in findings if f.is_problem), None)
         if problem is None or problem.pid not in harness or attempt == SETTLE_TRIES - 1:
             return problem
