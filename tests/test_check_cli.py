@@ -5,20 +5,20 @@ time limit, and one-line errors for bad arguments."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from support.resource_faults import fill, remount, tmpfs
+from support.store import checkout_env
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 RANK = {"ok": 0, "unknown": 0, "warning": 1, "critical": 2}
 
 
 def cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
-    env = dict(os.environ, PYTHONPATH=str(CHECKOUT))
+    env = checkout_env()
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "appliance.cli", "check", *args], capture_output=True, text=True,
                           env=env, cwd=CHECKOUT, timeout=60)

@@ -15,7 +15,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -30,6 +29,7 @@ from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathPolicy
 from appliance.tools.redact import redact
 from appliance.tools.registry import build_registry
+from support.store import checkout_env
 from test_ask_cli import OVERVIEW, finish_from_overview, scripted  # noqa: F401  (a fixture)
 
 PW = "Qx7;kL=9@zz/Tw&m,p8 Rv"  # : = ; & , @ / and a space: every character that cut a value short
@@ -192,7 +192,7 @@ def test_an_argument_that_is_not_utf8_is_one_line_and_the_run_is_recorded(script
 
 def test_argparse_errors_are_one_line_with_a_help_hint():
     ran = subprocess.run([sys.executable, "-m", "appliance.cli", "runs", "list", "--limit", "x"],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+                         capture_output=True, text=True, env=checkout_env())
     assert ran.returncode == 2 and len(ran.stderr.strip().splitlines()) == 1
     assert "--help" in ran.stderr and "usage:" not in ran.stderr
 

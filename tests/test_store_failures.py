@@ -14,7 +14,7 @@ import pytest
 from appliance.agent import events as ev
 from appliance.errors import StoreError
 from appliance.store import SafeRecorder, open_store
-from support.store import (REPO, assert_one_line_error, cli, fill_disk, is_root, record_all, run_events,
+from support.store import (assert_one_line_error, checkout_env, cli, fill_disk, is_root, record_all, run_events,
                                 tmpfs)
 
 STORE_EXIT = 4
@@ -30,7 +30,7 @@ def make_db(path, *run_ids: str) -> None:
 def hold(script: str, *args: str) -> subprocess.Popen:
     """A helper process that takes a lock, says 'held', and keeps it until killed."""
     proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+                            text=True, env=checkout_env())
     line = proc.stdout.readline().strip()
     assert line == "held", proc.stderr.read()
     return proc

@@ -49,9 +49,15 @@ def record_all(store, events) -> None:
         store.record(event)
 
 
+def checkout_env() -> dict[str, str]:
+    """This process's environment with the checkout first on PYTHONPATH, what was there kept (the
+    GGUF guard of tests/conftest.py rides on it into every child process)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+
+
 def cli(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """`appliance ARGS` in a real child process (what a person types), output captured."""
-    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    full_env = {**checkout_env(), **(env or {})}
     return subprocess.run([sys.executable, "-m", "appliance.cli", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=str(REPO))
 
