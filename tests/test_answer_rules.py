@@ -562,3 +562,20 @@ def test_a_share_in_percent_is_an_observed_fact_written_or_rounded():
         assert check_answer("The disk is 26% full.", {"value": "26% full"}, bodies, tools_worked=True).problem is None
     assert check_answer("The disk is 25% full.", {}, tool, tools_worked=True).problem is None  # cut, as before
     assert check_answer("The disk is 61% full.", {}, verdict, tools_worked=True).problem == "[no-observed-fact-named]"
+
+
+def test_an_entrys_share_of_the_folder_asked_about_is_no_share_of_another_filesystem():
+    """"what is eating the space in /x/projects?" answered "render-farm, 96.2% usage" (the share the
+    folder verdict gives the entry) names what fills the place; it was refused as the share of
+    another filesystem, after the retry had been steered to that very entry."""
+    from appliance.agent.agreement import wrong_place
+
+    place = Finding("filesystem_full", OK, "not full: /x/projects is on / (ext4): 24 % used", {"used_percent": 24, "mount": "/"})
+    folder = Finding("disk_usage", WARNING, "one entry takes most of the space: /x/projects/render-farm holds 96.2 % "
+                     "of /x/projects (48.0 MiB of 49.9 MiB), 74.0× the next (/x/projects/docs-site, 1.3 %)",
+                     culprit="/x/projects/render-farm")
+    for answer in ("render-farm.", "render-farm takes 96% of it."):
+        assert wrong_place(answer, {"value": "96.2% usage"}, [place], [place, folder]) is None
+    # a share no folder verdict states is still another filesystem's
+    assert wrong_place("render-farm: the disk is 60% used.", {}, [place], [place, folder]).startswith("[another-place")
+    assert wrong_place("render-farm.", {"value": "96.2% usage"}, [place]).startswith("[another-place")  # no verdict given

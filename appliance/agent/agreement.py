@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.checks import says_all_clear
 from appliance.analyzers.base import OK, Finding
+from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 
 # What an answer says when it claims the family's fault. General words of the fault, not of any one case.
 FAULT_CLAIMS: Mapping[str, re.Pattern] = {
@@ -304,16 +305,21 @@ def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequenc
     return f"[not-the-first: the check ranks first: {first[0].line()[:160]}]"
 
 
-def wrong_place(answer: str, result: Mapping[str, Any], places: Sequence[Finding]) -> str | None:
+def wrong_place(answer: str, result: Mapping[str, Any], places: Sequence[Finding],
+                findings: Sequence[Finding] = ()) -> str | None:
     """A reason when the question names a place and the answer gives a share of space that is not
     the share of the filesystem holding that place, without naming that filesystem ("/ is 23 %
-    used" for "is /srv/uploads about to fill up?")."""
+    used" for "is /srv/uploads about to fill up?"). A share a folder verdict among `findings`
+    states (an entry's part of its folder: "render-farm holds 96.2 % of …/projects") is the
+    answer to what fills the place, not another filesystem's use."""
     spaces = [f for f in places if f.family == "filesystem_full" and "used_percent" in f.values]
     if not spaces:
         return None
     stated = " ".join([answer, *(str(v) for v in result.values())])
+    in_folders = {float(m) for f in findings if f.family == FOLDER for m in _PERCENT.findall(f.verdict)}
     # a share of CPU, memory or inodes is no share of space
-    shares = [float(m) for c in clauses(stated) if not _OTHER_RESOURCE.search(c) for m in _PERCENT.findall(c)]
+    shares = [float(m) for c in clauses(stated) if not _OTHER_RESOURCE.search(c) for m in _PERCENT.findall(c)
+              if not any(abs(float(m) - part) <= 1.0 for part in in_folders)]
     if not shares:
         return None
     for place in spaces:

@@ -135,7 +135,7 @@ class Finisher:
         evidence = self.memory.evidence
         return (check_agreement(text, {}, evidence.findings, ()) is not None
                 or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
-                or wrong_place(text, {}, evidence.places) is not None
+                or wrong_place(text, {}, evidence.places, evidence.findings) is not None
                 or unasked_port(text, evidence.answerable_ports(self.question))
                 is not None)
 

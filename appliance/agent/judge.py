@@ -174,7 +174,7 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
               or unasked_port(answer, evidence.answerable_ports(ctx.question))
               or claims_nothing(answer, ctx.question, evidence)
               or check_agreement(answer, kept, evidence.findings, evidence.topics)
-              or wrong_place(answer, kept, evidence.places)
+              or wrong_place(answer, kept, evidence.places, evidence.findings)
               # naming what an asked-about problem names (the process holding a named folder's
               # deleted files) answers the question, also when that is no entry under the place
               or (None if names_a_problem(" ".join([answer, *map(str, kept.values())]), evidence.asked_problems())
