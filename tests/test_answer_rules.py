@@ -573,7 +573,7 @@ def test_an_entrys_share_of_the_folder_asked_about_is_no_share_of_another_filesy
     place = Finding("filesystem_full", OK, "not full: /x/projects is on / (ext4): 24 % used", {"used_percent": 24, "mount": "/"})
     folder = Finding("disk_usage", WARNING, "one entry takes most of the space: /x/projects/render-farm holds 96.2 % "
                      "of /x/projects (48.0 MiB of 49.9 MiB), 74.0× the next (/x/projects/docs-site, 1.3 %)",
-                     culprit="/x/projects/render-farm")
+                     {"largest_percent": 96.2, "next_percent": 1.3}, culprit="/x/projects/render-farm")
     for answer in ("render-farm.", "render-farm takes 96% of it."):
         assert wrong_place(answer, {"value": "96.2% usage"}, [place], [place, folder]) is None
     # a share no folder verdict states is still another filesystem's

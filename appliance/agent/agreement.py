@@ -316,7 +316,8 @@ def wrong_place(answer: str, result: Mapping[str, Any], places: Sequence[Finding
     if not spaces:
         return None
     stated = " ".join([answer, *(str(v) for v in result.values())])
-    in_folders = {float(m) for f in findings if f.family == FOLDER for m in _PERCENT.findall(f.verdict)}
+    in_folders = {float(f.values[key]) for f in findings if f.family == FOLDER
+                  for key in ("largest_percent", "next_percent") if key in f.values}
     # a share of CPU, memory or inodes is no share of space
     shares = [float(m) for c in clauses(stated) if not _OTHER_RESOURCE.search(c) for m in _PERCENT.findall(c)
               if not any(abs(float(m) - part) <= 1.0 for part in in_folders)]
