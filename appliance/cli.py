@@ -12,7 +12,7 @@ from typing import NoReturn, Sequence
 
 from appliance import __version__
 from appliance.commands import COMMAND_MODULES
-from appliance.commands.common import add_common_options
+from appliance.commands.common import VALUE_OPTIONS, add_common_options
 from appliance.errors import ApplianceError
 
 
@@ -41,7 +41,14 @@ def readable_argv(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser when `argv` is None or asks for help; otherwise only the command `argv`
+    names is built in full, every other command a stand-in that takes any arguments. Building a
+    command imports its module, and some import the analyzers, the store or the tools (a third of
+    a second each): a command pays only for its own. `main` builds the whole parser again when the
+    guess was wrong (`parsed_with_stand_in`)."""
+    whole = argv is None or any(word in ("-h", "--help") for word in argv)
+    chosen = None if argv is None else command_named(argv)
     parser = OneLineParser(
         prog="appliance",
         description="An offline troubleshooting agent for this machine. Run without a command for the TUI.",
@@ -50,14 +57,37 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_options(parser, top_level=True)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        module = importlib.import_module(f"appliance.commands.{name}")
-        module.register(subparsers)  # each subparser calls add_common_options itself
+        if whole or name == chosen:
+            module = importlib.import_module(f"appliance.commands.{name}")
+            module.register(subparsers)  # each subparser calls add_common_options itself
+        else:
+            stand_in = subparsers.add_parser(name, add_help=False)
+            stand_in.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command the arguments name: their first word that is not an option or an option's value
+    (None for none, or for a word that names no command)."""
+    words = iter(argv)
+    for word in words:
+        if word in VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in COMMAND_MODULES else None
+    return None
+
+
+def parsed_with_stand_in(args: argparse.Namespace) -> bool:
+    """The command was parsed by a stand-in: `command_named` guessed another one."""
+    return args.command is not None and getattr(args, "handler", None) is None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(readable_argv(sys.argv[1:] if argv is None else argv))
+    words = readable_argv(sys.argv[1:] if argv is None else argv)
+    args = build_parser(words).parse_args(words)
+    if parsed_with_stand_in(args):
+        args = build_parser().parse_args(words)
     try:
         if args.command is None:
             from appliance.commands.tui import run_tui

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+# The common options that take a value (the word after one is its value, not a command's name).
+VALUE_OPTIONS = ("--db", "--model")
+
 
 def add_common_options(parser: argparse.ArgumentParser, *, top_level: bool = False) -> None:
     """Add --db, --model and --verbose. On subcommands the default is SUPPRESS, so a value given
