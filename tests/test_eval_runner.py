@@ -23,6 +23,7 @@ import psutil
 import pytest
 
 from support.analyzers import quick_readings
+from support.tools import gone_or_zombie
 
 from appliance.cli import main
 from appliance.eval.metrics import summarise_by_scenario
@@ -83,7 +84,7 @@ def _no_fault_processes_left(report) -> None:
     for case in report.cases:
         pid = case.metrics["truth"].get("pid")
         if pid:
-            assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+            assert gone_or_zombie(pid)
 
 
 def test_smoke_suite_with_an_oracle_records_linked_runs_and_succeeds(store):
@@ -238,7 +239,7 @@ def test_sigterm_during_a_run_tears_down_and_marks_the_eval(store):
     with pytest.raises(KeyboardInterrupt):
         run_eval(ScriptedModel([terminate]), suite("smoke"), readings=quick_readings, suite="smoke", store=store)
     assert signal.getsignal(signal.SIGTERM) is previous  # the handler is restored
-    assert not psutil.pid_exists(seen["pid"]) or psutil.Process(seen["pid"]).status() == psutil.STATUS_ZOMBIE
+    assert gone_or_zombie(seen["pid"])
     (row,) = store.list_evals()
     assert row["summary"]["interrupted"] is True and row["ended_at"]
 
@@ -306,7 +307,7 @@ def test_smoke_suite_runs_end_to_end_with_a_real_small_model(tmp_path, capsys, s
     assert not list(Path(tempfile.gettempdir()).glob(f"appliance-eval-*{os.getpid()}-*"))  # no files left
     for case in report["cases"]:
         pid = case["metrics"]["truth"].get("pid")
-        assert not pid or not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        assert not pid or gone_or_zombie(pid)
 
 
 @pytest.mark.parametrize("name", ["secrets.precise", "secrets.control"])

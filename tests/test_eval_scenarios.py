@@ -22,6 +22,7 @@ from appliance.eval.sandbox import PREFIX, Sandbox, SandboxError, sweep_stale
 from appliance.eval.families import FAMILIES
 from appliance.eval.scenarios import SCENARIOS, SUITES, by_name, suite
 from appliance.errors import UsageError
+from support.tools import gone_or_zombie
 
 MB = 1 << 20
 
@@ -41,7 +42,7 @@ def _processes_named(names, bin_dir: Path) -> list[psutil.Process]:
 
 
 def assert_torn_down(pids, names, paths) -> None:
-    alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    alive = [p for p in pids if not gone_or_zombie(p)]
     assert not alive, f"processes left behind: {alive}"
     for path in paths:
         assert not Path(path).exists(), f"left behind: {path}"
@@ -185,7 +186,7 @@ def _start_evaluator(scenario: str) -> tuple[subprocess.Popen, dict]:
 def _wait_gone(pids, timeout=10.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids):
+        if all(gone_or_zombie(p) for p in pids):
             return
         time.sleep(0.1)
 
@@ -203,7 +204,7 @@ def test_sigkill_of_the_evaluator_kills_its_processes_and_sweep_removes_its_file
     proc.kill()
     proc.wait(timeout=20)
     _wait_gone(info["pids"])  # they watch the evaluator's PID
-    assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in info["pids"])
+    assert all(gone_or_zombie(p) for p in info["pids"])
     assert all(Path(p).exists() for p in info["paths"])  # nothing could remove them...
     removed = sweep_stale()
     assert {str(p) for p in removed} >= set(info["paths"])  # ...until the next evaluation starts

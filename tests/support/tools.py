@@ -50,6 +50,15 @@ def spawn_detached(code: str, *, argv0: str, ready: str | None = None, timeout: 
     return pid
 
 
+def gone_or_zombie(pid: int) -> bool:
+    """The process has ended: gone, or a zombie its parent has not reaped yet. (Asked in one read:
+    a zombie may be reaped between `pid_exists` and a second look.)"""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
 def kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
