@@ -104,6 +104,21 @@ MACHINE_TESTS = {
     "test_tools_faults.py::test_a_filter_that_matches_nothing_still_says_what_there_is":
         "listens, looks for a port no process listens on among the host's sockets",
 }
+# The eval runner's tests that run no quiet check of the machine.
+RUNNER_OWN_CASES = ("test_smoke_suite_with_an_oracle_records_linked_runs_and_succeeds",
+                    "test_the_report_and_the_stored_rows_are_per_family_and_per_kind",
+                    "test_a_model_that_names_the_wrong_thing_fails_with_reasons",
+                    "test_a_canary_that_reaches_the_database_fails_the_case",
+                    "test_a_crash_fails_one_case_and_the_evaluation_goes_on",
+                    "test_a_fault_that_cannot_be_planted_fails_its_case_and_the_evaluation_goes_on",
+                    "test_sigterm_during_a_run_tears_down_and_marks_the_eval",
+                    "test_cli_list_show_and_compare_read_evaluations_back",
+                    "test_the_real_tools_never_hand_a_planted_canary_to_the_model")
+# The filesystem tests that judge a mount of their own.
+OWN_MOUNT_TESTS = ("test_full_tmpfs_is_critical_and_named", "test_half_full_tmpfs_is_not_full",
+                   "test_exhausted_inodes_are_named", "test_readonly_tmpfs_that_holds_files_is_a_warning",
+                   "test_ext4_mounted_readonly_is_a_warning", "test_ext4_remounted_readonly_after_an_error_is_critical",
+                   "test_readonly_masks_and_readonly_bind_views_are_by_design")
 # Machine tests that may run beside the parallel tests (the `beside` marker), by file or by test
 # ("file::name" or "file::name[parameters]"), and why; every other machine test runs alone.
 BESIDE = {
@@ -135,12 +150,34 @@ BESIDE = {
     "test_analyzers_app_folder.py": "asserts on its own folder's log, config and looks; its healthy-folder test "
                                     "asks for no problem at its places, which only a filled / could make",
     "test_eval_scoring.py": "scores answer texts against the truth of its own plants",
+    # the runner's tests without a quiet check (the two with one read the machine: alone)
+    **{f"test_eval_runner.py::{name}": "its cases ask about its own listener's port and its own log, which the "
+                                       "oracle answers from (not from the machine-wide verdicts), or about a port "
+                                       "the kernel had just handed out and taken back; it asserts on those cases, "
+                                       "their rows, runs and texts, and on its own plants being gone"
+       for name in RUNNER_OWN_CASES},
     "test_tui_checks.py::test_the_real_analyzers_show_a_real_zombie_parent_when_the_app_opens_and_again_after_a_run":
         "asserts that its own zombie parent is shown (by pid)",
     # the cpu family's plant must burn a third of a core, which four busy workers on two cores may deny it
     **{f"test_eval_plants.py::test_the_family_plants_its_fault_and_its_control_for_real_and_tears_both_down[{name}]":
        "asserts on its own plant's processes, files, mounts and ports; its memory hog (700 MB) outgrows any "
        "parallel worker" for name in (family.name for family in FAMILIES if family.name != "cpu")},
+    # a mount of its own, judged by path: another filesystem's verdict (a full or read-only one
+    # planted beside it) does not change what is said of this one
+    **{f"test_analyzers_resources.py::{name}": "asserts on the verdict of its own mount (by path)"
+       for name in OWN_MOUNT_TESTS},
+    "test_check_cli.py::test_full_filesystem_exits_2_and_is_named":
+        "asserts on its own full mount (by path) and a critical worst, which no other verdict lowers",
+    "test_check_cli.py::test_readonly_tmpfs_exits_1_and_text_puts_the_warning_first":
+        "its read-only mount must be the only one and the inodes fine: the parallel tests and the `own` lane "
+        "mount nothing read-only or full (the `plants` lane, which does, runs one test at a time)",
+    **{f"test_check_planted.py::test_check_names_the_planted_fault_and_not_its_control[{family}]":
+       "asserts that a problem names its own plant's mount, and that its control's decoy is not blamed"
+       for family in ("filesystem_full", "inodes", "readonly_fs")},
+    "test_check_planted.py::test_a_named_log_shows_the_planted_cause": "reads only its own plant's log",
+    "test_check_planted.py::test_a_dependency_that_is_not_listening_is_named_and_a_listening_one_is_not":
+        "asserts on its own listener and on a port the kernel had just handed out and taken back (free)",
+    "test_check_planted.py::test_the_uptime_verdict_carries_the_machine_uptime": "the uptime no test changes",
 }
 # Phase 2 runs in two lanes at once (pytest-xdist `--dist loadgroup`, one worker each, one test at a
 # time within a lane). The `plants` lane: the beside tests that plant many families' faults, fill a
@@ -154,6 +191,9 @@ PLANTS_LANE = {
     "test_store_failures.py": "fills a tmpfs of its own",
     "test_evidence.py": "its named mount must be the fullest (no other full tmpfs)",
     "test_analyzers_folders.py": "its steer follows the machine's disk problems (no other full tmpfs)",
+    "test_analyzers_resources.py": "fills, exhausts and mounts read-only filesystems of its own",
+    "test_check_cli.py": "fills a filesystem of its own; its read-only mount must be the only one",
+    "test_check_planted.py": "fills filesystems of its own and plants the logs of many families",
 }
 # Every module that can hold a `machine` test. The fast tier's phases each select by marker, so each
 # collects only the modules that can hold its tests (`--machine-modules only` for phases 2 and 3,

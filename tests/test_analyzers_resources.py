@@ -20,6 +20,7 @@ from appliance.analyzers import CRITICAL, OK, WARNING, Readings, for_question, r
 from appliance.analyzers.families import RESOURCES
 from appliance.analyzers.oom import Kill, _severity
 from appliance.eval.sandbox import Sandbox, short_token
+from support.analyzers import window_for
 from support.resource_faults import (MIB, SAY_DONE, SLEEP_FOREVER, WAIT_FOR_GO, MemoryGroup, ext4_image, fill, go_and_wait,
                              need, remount, swapfile, tmpfs)
 
@@ -37,7 +38,7 @@ BURN = ("import hashlib, threading\nblob = bytes(8 << 20)\n"
 
 
 def check(family: str, readings: Readings | None = None, **kwargs) -> list:
-    readings = readings or Readings(**kwargs)
+    readings = readings or Readings(**{**window_for(family), **kwargs})
     found = run_all(readings, families=[family], timeout=10.0)
     assert found and all(f.family == family for f in found)
     return found
@@ -124,7 +125,7 @@ def test_memory_group_at_its_limit_names_its_process(sandbox):
 
 
 def test_memory_quiet_verdict_names_the_top_consumer():
-    readings = Readings()
+    readings = Readings(**window_for("memory"))
     machine = check("memory", readings)[0]
     vm = psutil.virtual_memory()
     assert abs(machine.values["available_percent"] - 100.0 * vm.available / vm.total) < 5

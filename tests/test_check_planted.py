@@ -20,6 +20,7 @@ from appliance.analyzers.log_errors import analyze_log_path
 from appliance.analyzers.network import port_finding
 from appliance.eval.scenarios import by_name
 from appliance.tools.paths import PathPolicy
+from support.analyzers import window_for
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="!!! the plants mount tmpfs and need root")
 
@@ -31,15 +32,9 @@ RANKED = ("memory", "disk_io", "threads", "connections")
 LOGS = ("log_errors", "permissions", "injection", "secrets", "dependency")
 
 
-# The families whose verdict is a rate over the process sample's window (CPU share, I/O bytes per
-# second, births within the watch) are read with the check's own windows; the others read levels
-# (memory, fds, threads, zombies, deleted files) that a shorter sample sees alike.
-RATES = ("cpu", "disk_io", "restarts")
-
-
 def readings(fault, family: str | None = None) -> Readings:
-    sample = {} if family is None or family in RATES else {"sample_seconds": 0.2}
-    return Readings(self_pids=frozenset({os.getpid()}), policy=PathPolicy.default(list(fault.roots)), **sample)
+    return Readings(self_pids=frozenset({os.getpid()}), policy=PathPolicy.default(list(fault.roots)),
+                    **window_for(family))
 
 
 def names_truth(finding, truth) -> bool:

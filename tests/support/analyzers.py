@@ -14,6 +14,18 @@ from appliance.analyzers.base import Finding
 from support.tools import kill, spawn_detached
 
 
+# The families whose verdict is a rate over the process sample's window (CPU share, I/O bytes per
+# second, births within the watch) are read with the check's own windows; the others read levels
+# (memory, fds, threads, zombies, deleted files) that a shorter sample sees alike.
+RATES = ("cpu", "disk_io", "restarts")
+
+
+def window_for(family: str | None) -> dict[str, float]:
+    """The Readings arguments a test of `family` reads with: the check's windows for a rate (or
+    for every family at once, None), a 0.2 s sample for a level."""
+    return {} if family is None or family in RATES else {"sample_seconds": 0.2}
+
+
 def readings(*, own: set[int] | None = None, **kwargs) -> Readings:
     """A check whose own processes are this test process (plus `own`); faults planted with
     spawn_detached are orphans, never its descendants."""

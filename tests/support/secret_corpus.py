@@ -12,6 +12,8 @@ name an account, they do not open it.
 
 from __future__ import annotations
 
+import string
+
 import base64
 import json
 from dataclasses import dataclass
@@ -213,15 +215,20 @@ def ordinary_lines(n: int = 10_000, seed: int = 7) -> list[str]:
 
     def fill(template: str) -> str:
         w = r.choice(words)
-        return template.format(
-            h=g.s(HEX, 64), sha1=g.s(HEX, 40), short=g.s(HEX, 7), uuid=g.uuid(), ip=ip(), ip2=ip(), port=r.randint(1024, 65535),
-            pid=r.randint(2, 99999), v=f"{r.randint(0, 9)}.{r.randint(0, 30)}.{r.randint(0, 99)}", t=stamp(), w=w,
-            W=w.capitalize(), u=r.choice(["alice", "bob", "deploy", "www-data"]), ms=r.randint(1, 9999),
-            n=r.randint(0, 10 ** 6), path=r.choice(paths).format(h=g.s(HEX, 64), u="bob", w=w, W=w.capitalize(),
-                                                                 v=f"{r.randint(1, 9)}.{r.randint(0, 9)}"),
-            fp=g.s(B64, 43), integ=g.s(B64, 86) + "==", pod=f"{w}-{g.s(LOWNUM, 10)}-{g.s(LOWNUM, 5)}",
-            mac=":".join(g.s(HEX, 2) for _ in range(6)), ipv6=":".join(g.s(HEX, 4) for _ in range(8)),
+        makers = dict(
+            h=lambda: g.s(HEX, 64), sha1=lambda: g.s(HEX, 40), short=lambda: g.s(HEX, 7), uuid=g.uuid, ip=ip, ip2=ip,
+            port=lambda: r.randint(1024, 65535), pid=lambda: r.randint(2, 99999),
+            v=lambda: f"{r.randint(0, 9)}.{r.randint(0, 30)}.{r.randint(0, 99)}", t=stamp, w=lambda: w,
+            W=w.capitalize, u=lambda: r.choice(["alice", "bob", "deploy", "www-data"]), ms=lambda: r.randint(1, 9999),
+            n=lambda: r.randint(0, 10 ** 6),
+            path=lambda: r.choice(paths).format(h=g.s(HEX, 64), u="bob", w=w, W=w.capitalize(),
+                                                v=f"{r.randint(1, 9)}.{r.randint(0, 9)}"),
+            fp=lambda: g.s(B64, 43), integ=lambda: g.s(B64, 86) + "==",
+            pod=lambda: f"{w}-{g.s(LOWNUM, 10)}-{g.s(LOWNUM, 5)}",
+            mac=lambda: ":".join(g.s(HEX, 2) for _ in range(6)), ipv6=lambda: ":".join(g.s(HEX, 4) for _ in range(8)),
         )
+        # only the template's own fields are drawn (each once, however often it appears)
+        return template.format(**{name: makers[name]() for _, name, _, _ in string.Formatter().parse(template) if name})
 
     templates = [
         "{t} host {w}[{pid}]: INFO request id={uuid} path=/api/v1/{w}/{n} status=200 took {ms}ms",

@@ -23,7 +23,7 @@ class Gen:
         self.rng = random.Random(seed)
 
     def s(self, alphabet: str, n: int) -> str:
-        return "".join(self.rng.choice(alphabet) for _ in range(n))
+        return "".join(self.rng.choices(alphabet, k=n))
 
     def uuid(self, upper: bool = False) -> str:
         text = "-".join(self.s(HEX, n) for n in (8, 4, 4, 4, 12))
