@@ -7,7 +7,7 @@ import pytest
 
 from appliance.agent import events as ev
 from appliance.agent.engine import Engine
-from appliance.agent.evidence import Evidence, Look, MachineEvidence, named_paths, plan_look
+from appliance.agent.evidence import MAX_SHOWN, Evidence, Look, MachineEvidence, named_paths, plan_look
 from appliance.agent.settings import EngineSettings
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 from appliance.llm.fake import ScriptedModel
@@ -116,6 +116,20 @@ def test_a_named_folder_is_measured_and_a_denied_place_stays_denied(tmp_path):
     assert looks[0].tool == "dir_sizes" and "big" in looks[0].result["data"]["headline"]
     denied = MachineEvidence(registry, analyzers=()).gather("what is in /root/.ssh/id_rsa?", frozenset()).looks
     assert denied and denied[0].result["status"] in ("denied", "error")
+
+
+def test_on_a_machine_with_many_other_problems_the_verdict_asked_about_is_still_shown():
+    """Past MAX_SHOWN the problems the question does not ask about give way: the port's own (ok)
+    verdict is the answer to "which process listens on port 8080?"."""
+    port = Finding("listening", OK, "tcp port 8080 is listened on by nginx (pid 77) on 0.0.0.0")
+    noise = [Finding("filesystem_full", CRITICAL, f"/mnt/f{i} is 100 % full: 0 B free", culprit=f"/mnt/f{i}",
+                     path=f"/mnt/f{i}") for i in range(MAX_SHOWN + 2)]
+    evidence = Evidence((CPU_OK, *noise, port), ("listening",))
+    shown = evidence.shown()
+    assert port in shown and len(shown) == MAX_SHOWN
+    assert shown[:-1] == noise[:MAX_SHOWN - 1] and shown[-1] == port  # problems first, as ever
+    few = Evidence((CPU_OK, *noise[:2], port), ("listening",))
+    assert few.shown() == [*noise[:2], port]  # under the bound nothing gives way
 
 
 def test_the_problems_of_the_question_come_first_and_only_they_must_be_named():

@@ -68,7 +68,9 @@ class Evidence:
         """What the model is shown, problems first (a small model reads the first lines): those at
         the places the question names, of its families, every other one; then the ok verdicts of
         its places and of its families (the general ones when it names none); each thing once, at
-        most MAX_SHOWN."""
+        most MAX_SHOWN. Past that bound the problems the question does not ask about give way
+        first: on a machine with many of them, the verdict of the port or the disk asked about
+        (often an ok one, the answer itself) is still shown."""
         wanted = self.topics or GENERAL_FAMILIES
         problems = [f for f in by_severity(list(self.findings)) if f.is_problem]
         at_places = [f for f in self.places if f.is_problem]
@@ -76,7 +78,10 @@ class Evidence:
         others = [f for f in problems if f.family not in wanted]
         places_fine = [f for f in self.places if not f.is_problem]
         topical = [f for f in self.findings if f.family in wanted and not f.is_problem]
-        return _distinct(at_places + ours + others + places_fine + topical)[:MAX_SHOWN]
+        ordered = _distinct(at_places + ours + others + places_fine + topical)
+        asked = [f for f in _distinct(at_places + ours + places_fine + topical) if f in ordered]
+        kept = asked[:MAX_SHOWN] + [f for f in ordered if f not in asked][:max(0, MAX_SHOWN - len(asked))]
+        return [f for f in ordered if f in kept]
 
     def asked_problems(self) -> list[Finding]:
         """The problems the question asks about: those at the places it names, causes before the
