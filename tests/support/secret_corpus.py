@@ -12,10 +12,9 @@ name an account, they do not open it.
 
 from __future__ import annotations
 
-import string
-
 import base64
 import json
+import string
 from dataclasses import dataclass
 from typing import Any, Sequence
 
