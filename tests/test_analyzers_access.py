@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from appliance.agent.answer.misfit import Kind, Misfit
+
 from appliance.analyzers.access import access_findings, allowed, blocking_place, denied_paths
 from appliance.analyzers.dependencies import log_findings
 from appliance.analyzers.readings import Readings
@@ -165,7 +167,7 @@ def test_the_appliances_own_processes_are_never_the_writer_judged(place, writer)
 
 def test_a_refused_answer_about_the_log_is_steered_to_the_place_that_denied_it_first(place, writer):
     from appliance.agent.evidence import Evidence
-    from appliance.agent.steering import steer
+    from appliance.agent.answer.steer import steer
 
     out = place / "srv" / "reports"
     out.mkdir(parents=True)
@@ -174,7 +176,7 @@ def test_a_refused_answer_about_the_log_is_steered_to_the_place_that_denied_it_f
     found = tuple(log_findings(str(log), readings(place)))
     assert [f.family for f in found if f.is_problem] == ["log_errors", "permissions"]
     evidence = Evidence(findings=found, topics=("log_errors",), places=found)
-    steered = steer("[misses-the-check: …]", "Why are no reports being written?", evidence, [])
+    steered = steer(Misfit(Kind.MISSES_CULPRIT, "[misses-the-check: …]"), "Why are no reports being written?", evidence, [])
     cause, symptom = steered.openings[:2]  # the cause, then the symptom, each as its verdict states it
     assert "may not create files in " + str(out) in cause and str(log) in symptom and str(out) not in symptom
     assert steered.culprits[:2] == (str(out), str(log))

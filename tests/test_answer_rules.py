@@ -2,8 +2,10 @@
 
 import pytest
 
-from appliance.agent.agreement import check_agreement, names_self
-from appliance.agent.answer_fit import AMOUNT, OPEN, WHICH, WHY, YES_NO, check_fit, question_form, ranked_firsts
+from appliance.agent.answer.misfit import Kind, Misfit
+
+from appliance.agent.answer.agreement import check_agreement, names_self
+from appliance.agent.answer.fit import AMOUNT, OPEN, WHICH, WHY, YES_NO, check_fit, question_form, ranked_firsts
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 
 
@@ -71,7 +73,7 @@ def test_an_answer_naming_a_checked_cause_need_not_quote_the_log_that_shows_its_
     """The log says "connection refused"; the checks found that nothing listens on its port. An
     answer naming that cause answers why; one that describes the log still goes back."""
     from appliance.agent.evidence import Evidence, Look
-    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
 
     log = ("counts: errors=2\nlines:\n2026-12-03 06:38:21 ERROR db: cannot connect to postgres at 127.0.0.1:41833: "
            "[Errno 111] Connection refused")
@@ -154,7 +156,7 @@ def test_the_tools_suggested_for_a_question_follow_its_families():
 
 
 def test_an_answer_that_misses_the_culprit_the_check_found_goes_back():
-    from appliance.agent.agreement import misses_culprit
+    from appliance.agent.answer.agreement import misses_culprit
 
     problems = [ZOMBIES]
     problem = misses_culprit("The process with PID 28760 is a child of run.sh.", {"pid": 28760}, problems)
@@ -165,7 +167,7 @@ def test_an_answer_that_misses_the_culprit_the_check_found_goes_back():
 
 
 def test_an_answer_quoting_a_verdict_names_an_observed_fact():
-    from appliance.agent.checks import check_answer
+    from appliance.agent.answer.checks import check_answer
 
     bodies = ["[warning] zombies: reaper (pid 4242) holds 7 zombie children it has not reaped; load 2 % of one core"]
     assert check_answer("reaper holds them.", {"process": "reaper", "pid": 4242}, bodies, tools_worked=True).problem is None
@@ -182,13 +184,13 @@ def test_an_answer_quoting_a_verdict_names_an_observed_fact():
     ("something keeps starting and dying", True),
 ])
 def test_whether_a_question_seeks_a_fault(question, seeks):
-    from appliance.agent.answer_fit import seeks_fault
+    from appliance.agent.answer.fit import seeks_fault
 
     assert seeks_fault(question) is seeks
 
 
 def test_a_yes_no_question_about_a_fine_family_keeps_no_culprit_and_a_yes_goes_back():
-    from appliance.agent.agreement import yes_no_fit
+    from appliance.agent.answer.agreement import yes_no_fit
 
     mem_ok = Finding("memory", OK, "no memory pressure: 92 % available; the top consumer is python (pid 7) 6 %")
     problem, drop = yes_no_fit("Yes, python (pid 7) uses an unusual amount of memory.", {"process": "python"},
@@ -206,7 +208,7 @@ def test_a_yes_no_question_about_a_fine_family_keeps_no_culprit_and_a_yes_goes_b
 
 
 def test_a_free_text_culprit_beside_an_answer_naming_observed_facts_is_dropped_not_sent_back():
-    from appliance.agent.checks import check_answer
+    from appliance.agent.answer.checks import check_answer
 
     bodies = ["headline: fullest: /srv/uploads 100.0% used, 0 B free"]
     verdict = check_answer("/srv/uploads is 100.0% used, 0 B free.", {"culprit": "disk", "value": "full"}, bodies,
@@ -217,7 +219,7 @@ def test_a_free_text_culprit_beside_an_answer_naming_observed_facts_is_dropped_n
 
 
 def test_an_answer_that_says_nothing_is_wrong_names_no_culprit_unless_the_checks_found_it():
-    from appliance.agent.agreement import all_clear_drops
+    from appliance.agent.answer.agreement import all_clear_drops
 
     problem = Finding("cpu", WARNING, "CPU hog: hashminer (pid 12) 99 %", culprit="hashminer", pid=12)
     # a denial in the answer's own words (no all-clear phrase): the culprit is a contradiction
@@ -240,7 +242,7 @@ def test_an_answer_that_says_nothing_is_wrong_names_no_culprit_unless_the_checks
 
 def test_the_judge_drops_a_culprit_beside_an_all_clear_in_the_answers_own_words():
     from appliance.agent.evidence import Evidence
-    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
 
     cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest process, process_api (pid 40), uses 0.5 % of one core")
     ctx = AnswerContext(question="Is something slowing my computer down?", bodies=[cpu_ok.line()],
@@ -255,7 +257,7 @@ def test_an_all_clear_is_not_refused_for_a_culprit_word_no_observation_shows():
     with culprit "job" (a word of the question, in no observation) is a right answer, not an
     invented culprit."""
     from appliance.agent.evidence import Evidence
-    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
 
     log_ok = Finding("log_errors", OK, "/var/log/backup/weekly.log: no error lines (484 lines scanned, 0 warnings)",
                      path="/var/log/backup/weekly.log")
@@ -274,7 +276,7 @@ def test_a_question_of_fact_keeps_no_culprit_and_a_placeholder_value_states_noth
     """"How long has this machine been up?" answered right, with culprit "system" (a word no
     observation shows) or value "unknown": the fields go, the answer stands."""
     from appliance.agent.evidence import Evidence
-    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
 
     up = Finding("uptime", OK, "up 4 h 25 min since 2026-12-01 10:29; no boot history recorded")
     ctx = AnswerContext(question="How long has this machine been up?", bodies=[up.line(), 'uptime="4 h 25 min"'],
@@ -291,7 +293,7 @@ def test_a_question_of_fact_keeps_no_culprit_and_a_placeholder_value_states_noth
 
 
 def test_a_clause_ends_at_a_sentence_stop_not_at_the_dot_of_a_file_name_or_number():
-    from appliance.agent.agreement import check_agreement, clauses
+    from appliance.agent.answer.agreement import check_agreement, clauses
 
     assert clauses("The setting in relay.conf is invalid. Load is 0.3; fine!") == [
         "The setting in relay.conf is invalid", "Load is 0.3", "fine"]
@@ -303,9 +305,9 @@ def test_a_clause_ends_at_a_sentence_stop_not_at_the_dot_of_a_file_name_or_numbe
 
 
 def test_an_answer_that_reports_an_error_line_is_no_denial_though_it_says_not():
-    from appliance.agent.agreement import denies_all
+    from appliance.agent.answer.agreement import denies_all
     from appliance.agent.evidence import Evidence
-    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
 
     line = "2026-12-01 19:54:55 ERROR reportgen: cannot write report: [Errno 13] Permission denied: '/srv/r/d.csv'"
     answer = f"The report generator may not write to that folder: the user does not have permission. The log: '{line}'"
@@ -325,10 +327,10 @@ def test_an_answer_that_reports_an_error_line_is_no_denial_though_it_says_not():
 
 
 def test_a_ranking_question_is_answered_with_the_process_its_own_familys_verdict_ranks_first():
-    from appliance.agent.answer_fit import asks_ranking
+    from appliance.agent.answer.fit import asks_ranking
     from appliance.agent.evidence import Evidence
-    from appliance.agent.judge import AnswerContext, judge_answer
-    from appliance.agent.steering import steer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
+    from appliance.agent.answer.steer import steer
 
     threads = Finding("threads", OK, "thread counts are normal: the most, 302, in threadfarm-2376 (pid 29368); "
                                      "435 threads on the machine of a limit of 32768")
@@ -336,10 +338,10 @@ def test_a_ranking_question_is_answered_with_the_process_its_own_familys_verdict
     question = "Which process has the most threads? Give its name and PID."
     ctx = AnswerContext(question=question, evidence=Evidence(findings=(threads,), topics=("threads",)),
                         bodies=[threads.line(), top_cpu], tools_worked=True)
-    problem = judge_answer("The process with the most threads is python.", {"process": "python"}, ctx).problem
-    assert problem is not None and problem.startswith("[not-the-first: the check ranks first: [ok] threads:")
+    verdict = judge_answer("The process with the most threads is python.", {"process": "python"}, ctx)
+    assert verdict.problem is not None and verdict.problem.startswith("[not-the-first: the check ranks first: [ok] threads:")
     # the retry begins with the verdict's ranking clause, its number with it
-    got = steer(problem, question, ctx.evidence, ctx.bodies)
+    got = steer(verdict.misfit, question, ctx.evidence, ctx.bodies)
     assert got.openings == ("the most, 302, in threadfarm-2376 (pid 29368)",) and got.culprits == ("threadfarm-2376",)
     assert judge_answer("threadfarm-2376 (pid 29368) has the most threads, 302.", {}, ctx).problem is None
     # a conditional which-question is no ranking: "none" answers it
@@ -356,7 +358,7 @@ def test_naming_the_culprit_of_a_problem_at_the_place_answers_a_which_question_a
     """"Which process holds the space?" of a folder whose deleted files a process keeps open: the
     process is the answer, though it is no entry under the folder; another process is not."""
     from appliance.agent.evidence import Evidence, Look
-    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
 
     held = Finding("deleted_open", CRITICAL, "48.0 MiB held by the deleted file /srv/spool/out.log, still open in "
                    "logshipper (pid 4321), 75 % of /srv/spool", culprit="logshipper", pid=4321, path="/srv/spool/out.log")
@@ -374,7 +376,7 @@ def test_naming_the_culprit_of_a_problem_at_the_place_answers_a_which_question_a
 def test_a_quantity_with_its_unit_in_prose_is_an_observed_fact_in_any_spelling():
     """"up 13 h 20 min" is what the uptime verdict says; "13 hours and 20 minutes" states it, "14
     hours" does not, and a zero ("0 s ago") is no fact."""
-    from appliance.agent.checks import check_answer, quantities
+    from appliance.agent.answer.checks import check_answer, quantities
 
     body = "[ok] uptime: up 13 h 20 min since 2026-12-01 10:29; 12.0 MiB free; started 0 s ago"
     assert quantities(body) == {"13 h", "20 min", "12.0 mib"}
@@ -385,7 +387,7 @@ def test_a_quantity_with_its_unit_in_prose_is_an_observed_fact_in_any_spelling()
 def test_a_fault_claimed_before_a_negated_reason_is_claimed():
     """"X is invalid because it is not in range" asserts the fault; the "not" belongs to the reason.
     "The disk is not full" still denies it."""
-    from appliance.agent.agreement import claims_fault, denies_all
+    from appliance.agent.answer.agreement import claims_fault, denies_all
 
     said = "The `listen_port` setting is invalid because it is not in the range of valid ports (1-65535)."
     assert claims_fault(said, "config") and not denies_all(said)
@@ -396,7 +398,7 @@ def test_a_fault_claimed_before_a_negated_reason_is_claimed():
 
 
 def test_a_share_of_cpu_or_memory_is_no_share_of_another_filesystem():
-    from appliance.agent.agreement import wrong_place
+    from appliance.agent.answer.agreement import wrong_place
 
     place = Finding("filesystem_full", OK, "not full: /srv/x is on /srv (xfs): 23 % used", {"used_percent": 23, "mount": "/srv"})
     assert wrong_place("python (pid 7) uses 94.6% of one core.", {}, [place]) is None
@@ -407,7 +409,7 @@ def test_a_share_of_cpu_or_memory_is_no_share_of_another_filesystem():
 def test_an_all_clear_with_a_hyphenated_modifier_reads_as_all_clear():
     """"no crash-looping processes" says nothing is wrong as plainly as "no looping processes"; the
     problem word inside the modifier goes with its all-clear clause, while a claim beside it stays."""
-    from appliance.agent.checks import says_all_clear
+    from appliance.agent.answer.checks import says_all_clear
 
     assert says_all_clear("There are no crash-looping processes.")
     assert says_all_clear("I found no CPU-hungry programs on this machine.")
@@ -420,7 +422,7 @@ def test_a_because_clause_after_an_all_clear_phrase_claims_what_it_says():
     """"nothing listens on tcp port 48585 because the log shows errors" is no all-clear: the
     "because" clause reports the errors; and naming one of the topic's problems (the port) in the
     verdict's own negative words denies none of them, even when another problem is listed first."""
-    from appliance.agent.checks import says_all_clear
+    from appliance.agent.answer.checks import says_all_clear
 
     answer = "nothing listens on tcp port 48585 because the log shows errors related to database connectivity."
     assert not says_all_clear(answer)
@@ -448,10 +450,10 @@ def test_if_so_which_on_clear_verdicts_is_answered_no_and_names_no_culprit():
     """"Is any process hogging the CPU? If so, which one?" where the check found no hog: the which
     is asked only on a yes, so the top of the ok ranking is no answer, and an answer that says no
     keeps no culprit field (the checks found none)."""
-    from appliance.agent.answer_fit import SAY_YES_OR_NO
+    from appliance.agent.answer.fit import SAY_YES_OR_NO
     from appliance.agent.evidence import Evidence
-    from appliance.agent.judge import AnswerContext, judge_answer
-    from appliance.agent.steering import steer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
+    from appliance.agent.answer.steer import steer
 
     cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest process, kworker/0:1 (pid 12), uses 0 % of one core; load 0.3 "
                                 "on 2 cores")
@@ -460,7 +462,7 @@ def test_if_so_which_on_clear_verdicts_is_answered_no_and_names_no_culprit():
                         bodies=[cpu_ok.line()], tools_worked=True)
     verdict = judge_answer("kworker/0:1 (pid 12) uses 0 % of one core.", {"culprit": "kworker/0:1"}, ctx)
     assert verdict.problem == SAY_YES_OR_NO
-    assert steer(verdict.problem, question, ctx.evidence, ctx.bodies).openings == ("No problem found: no CPU hog",)
+    assert steer(verdict.misfit, question, ctx.evidence, ctx.bodies).openings == ("No problem found: no CPU hog",)
     verdict = judge_answer("No: the busiest process, kworker/0:1, uses 0 % of one core.",
                            {"culprit": "kworker/0:1", "process": "kworker/0:1", "pid": 12}, ctx)
     assert verdict.problem is None and verdict.result == {}
@@ -479,7 +481,7 @@ def test_a_no_to_if_so_which_keeps_no_sentence_naming_the_top_of_an_ok_ranking()
     sentence naming the top consumer answers a which nobody asked and goes. Where the checks found a
     problem, or the answer says yes, nothing goes."""
     from appliance.agent.evidence import Evidence
-    from appliance.agent.steering import without_unasked_which
+    from appliance.agent.answer.steer import without_unasked_which
 
     mem_ok = Finding("memory", OK, "no memory pressure: 22.8 GiB of 23.5 GiB available (97 %); the top consumer is "
                                    "cachehoard-40d9 (pid 8134) with 30.2 MiB (0 % of RAM)")
@@ -500,7 +502,7 @@ def test_a_no_to_if_so_which_keeps_no_sentence_naming_the_top_of_an_ok_ranking()
 
 def test_a_culprit_field_no_verdict_backs_goes_where_the_checks_found_the_place_fine():
     from appliance.agent.evidence import Evidence, Look
-    from appliance.agent.judge import AnswerContext, judge_answer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
 
     deleted_ok = Finding("deleted_open", OK, "no space held by deleted files worth noting: 3 deleted files still open, "
                                              "0 B in all; the biggest, 0 B, in process_api (pid 1)")
@@ -521,8 +523,8 @@ def test_a_storage_question_about_a_named_place_names_the_fault_the_checks_found
     about another filesystem ("/ is mounted rw") misses the asked place's fault and goes
     back, its retry beginning with the place's verdict."""
     from appliance.agent.evidence import Evidence, Look
-    from appliance.agent.judge import AnswerContext, judge_answer
-    from appliance.agent.steering import steer
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
+    from appliance.agent.answer.steer import steer
 
     ro = Finding("readonly_fs", WARNING, "/srv/docs (tmpfs) is mounted read-only: writes there fail with 'Read-only "
                                          "file system'", {"mount": "/srv/docs"}, culprit="/srv/docs", path="/srv/docs")
@@ -534,7 +536,7 @@ def test_a_storage_question_about_a_named_place_names_the_fault_the_checks_found
                         bodies=[root_ok.line(), ro.line(), "mount=/ fstype=ext4 options=rw,relatime"], tools_worked=True)
     verdict = judge_answer("The / filesystem (ext4) is mounted rw,relatime.", {}, ctx)
     assert verdict.problem is not None and verdict.problem.startswith("[misses-the-check: [warning] readonly_fs:")
-    assert steer(verdict.problem, question, ctx.evidence, ctx.bodies).openings == ("/srv/docs (tmpfs) is mounted read-only",)
+    assert steer(verdict.misfit, question, ctx.evidence, ctx.bodies).openings == ("/srv/docs (tmpfs) is mounted read-only",)
     assert judge_answer("/srv/docs is mounted read-only, so writes there fail with 'Read-only file system'.", {},
                         ctx).problem is None
     # a full place whose space a process holds in deleted files: naming that process answers it
@@ -554,7 +556,7 @@ def test_a_share_in_percent_is_an_observed_fact_written_or_rounded():
     """An answer that states the share a verdict or a tool showed ("26 % used", used_percent=25.6)
     names an observed fact, as written or rounded to a whole number; a share no observation shows
     does not."""
-    from appliance.agent.checks import check_answer
+    from appliance.agent.answer.checks import check_answer
 
     verdict = ["[ok] filesystem_full: no filesystem is full: the fullest, / (ext4) is 26 % used, 75.4 GiB free"]
     tool = ["headline: fullest: / 25.6% used\nfilesystems:\n  mount=/ used_percent=25.6 read_only=no"]
@@ -568,7 +570,7 @@ def test_an_entrys_share_of_the_folder_asked_about_is_no_share_of_another_filesy
     """"what is eating the space in /x/projects?" answered "render-farm, 96.2% usage" (the share the
     folder verdict gives the entry) names what fills the place; it was refused as the share of
     another filesystem, after the retry had been steered to that very entry."""
-    from appliance.agent.agreement import wrong_place
+    from appliance.agent.answer.agreement import wrong_place
 
     place = Finding("filesystem_full", OK, "not full: /x/projects is on / (ext4): 24 % used", {"used_percent": 24, "mount": "/"})
     folder = Finding("disk_usage", WARNING, "one entry takes most of the space: /x/projects/render-farm holds 96.2 % "

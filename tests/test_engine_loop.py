@@ -662,7 +662,7 @@ def test_the_culprit_goes_also_when_the_last_step_is_accepted_unchecked():
     ("ERROR sync: database disk image is malformed", False),
 ])
 def test_says_all_clear(answer, clear):
-    from appliance.agent.checks import says_all_clear
+    from appliance.agent.answer.checks import says_all_clear
 
     assert says_all_clear(answer) is clear
 

@@ -53,7 +53,8 @@ def registry() -> Registry:
 
 
 def run_once(model) -> ev.RunEnded:
-    engine = Engine(model, registry(), EngineSettings(max_steps=3, reflection=False), snapshot=lambda pids: {"load": 1})
+    engine = Engine(model, registry(), EngineSettings(max_steps=3, reflection=False, question_reader="words"),
+                    snapshot=lambda pids: {"load": 1})  # two model calls, as scripted
     return [e for e in engine.run("what does slow_tool say?") if isinstance(e, ev.RunEnded)][0]
 
 

@@ -158,7 +158,7 @@ def test_after_missing_the_culprit_the_next_finish_must_name_one_the_check_found
     result = finishes[0]["properties"]["action_input"]["properties"]["result"]
     assert result["properties"]["culprit"] == {"enum": ["reaper"]} and result["required"] == ["culprit"]
     assert list(finishes[0]["properties"]["action_input"]["properties"])[:2] == ["result", "answer"]
-    # ... and its answer must begin with it (the grammar's x-starts-with; appliance.agent.steering)
+    # ... and its answer must begin with it (the grammar's x-starts-with; appliance.agent.answer.steer)
     opening = "7 zombie processes, all children of reaper (pid 4242)"  # the verdict's clause that names it
     assert finishes[0]["properties"]["action_input"]["properties"]["answer"]["x-starts-with"] == [opening]
     assert events[-1].status == "finished" and events[-1].result["culprit"] == "reaper"
@@ -180,7 +180,7 @@ def test_a_named_place_gets_the_verdicts_of_its_own_filesystem(tmp_path):
         first = evidence.shown()[0]
         assert first.family == "filesystem_full" and first.values["mount"] == str(mount)
         assert first.is_problem and first.culprit == str(mount)
-        from appliance.agent.agreement import wrong_place
+        from appliance.agent.answer.agreement import wrong_place
         assert wrong_place("No: / is 24% used.", {}, evidence.places).startswith("[another-place")
         assert wrong_place(f"Yes: {mount} is 100% used.", {}, evidence.places) is None
     finally:

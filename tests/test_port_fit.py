@@ -10,14 +10,17 @@ import socket
 import psutil
 import pytest
 
+from appliance.agent.answer.misfit import Kind, Misfit
+
 from appliance.agent import events as ev
 from appliance.agent.engine import Engine
 from appliance.agent.evidence import Evidence, MachineEvidence, named_ports
-from appliance.agent.judge import AnswerContext, judge_answer
-from appliance.agent.agreement import check_agreement
-from appliance.agent.port_fit import PORT_VERDICT, UNASKED_PORT, asked_ports, port_claim, port_fit, unasked_port
+from appliance.agent.answer.rules import AnswerContext, judge_answer
+from appliance.agent.answer.agreement import check_agreement
+from appliance.agent.evidence import asked_ports
+from appliance.agent.answer.ports import PORT_VERDICT, UNASKED_PORT, port_claim, port_fit, unasked_port
 from appliance.agent.settings import EngineSettings
-from appliance.agent.steering import steer
+from appliance.agent.answer.steer import steer
 from appliance.analyzers.base import OK, WARNING, Finding
 from appliance.eval.sandbox import Sandbox, short_token
 from appliance.llm.fake import ScriptedModel
@@ -63,10 +66,10 @@ def test_an_answer_about_what_the_model_filtered_is_not_an_answer_about_the_port
 def test_the_retry_begins_with_the_ports_verdict_and_may_name_only_its_owner():
     evidence = Evidence((LISTENS,), ("listening",))
     reason = port_fit(WHICH, "There are no established connections on port 44307.", {}, [LISTENS], [44307])
-    got = steer(reason, WHICH, evidence, [])
+    got = steer(Misfit(Kind.PORT_VERDICT, reason, LISTENS), WHICH, evidence, [])
     assert got.openings == (LISTENS.verdict,) and got.culprits == ("ledgersync-e3f4",)
     reason = port_fit(IS_FREE, "The port 37429 is not free.", {}, [FREE], [37429])
-    got = steer(reason, IS_FREE, Evidence((FREE,), ("listening",)), [])
+    got = steer(Misfit(Kind.PORT_VERDICT, reason, FREE), IS_FREE, Evidence((FREE,), ("listening",)), [])
     assert got.openings == (FREE.verdict,) and got.culprits == ()
 
 
@@ -150,7 +153,7 @@ def test_a_denial_about_a_port_the_question_never_named_answers_another_question
                         bodies=["error: no matching sockets on port 443\nestablished_by_remote=[]"])
     verdict = judge_answer(said, {}, ctx)
     assert verdict.problem is not None and verdict.problem.startswith(UNASKED_PORT)
-    got = steer(verdict.problem, question, evidence, list(ctx.bodies))
+    got = steer(verdict.misfit, question, evidence, list(ctx.bodies))
     assert got.openings == ("No problem found: connections are normal",)
 
 

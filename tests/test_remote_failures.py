@@ -83,7 +83,10 @@ def test_what_the_server_is_sent(db, capsys):
     finally:
         del os.environ["STUB_KEY"]
         stub.stop()
-    (headers_a, as_schema), (_, as_grammar) = seen[0], seen[1]
+    # each run first asks for the question's labels (agent/answer/classify.py), then for its step
+    steps = [(h, b) for h, b in seen if not b["messages"][-1]["content"].startswith("Before any tool: label")]
+    assert len(seen) == 4 and len(steps) == 2
+    (headers_a, as_schema), (_, as_grammar) = steps[0], steps[1]
     assert headers_a["Authorization"] == "Bearer k-123"
     assert as_schema["response_format"]["type"] == "json_schema" and "grammar" not in as_schema
     sent_schema = as_schema["response_format"]["json_schema"]["schema"]

@@ -12,12 +12,14 @@ import json
 
 import pytest
 
+from appliance.agent.answer.misfit import Kind, Misfit
+
 from appliance.agent.actions import finish_input_schema, step_schema
-from appliance.agent.checks import check_answer
+from appliance.agent.answer.checks import check_answer
 from appliance.agent.evidence import Evidence
-from appliance.agent.judge import AnswerContext, judge_answer
+from appliance.agent.answer.rules import AnswerContext, judge_answer
 from appliance.agent.settings import EngineSettings
-from appliance.agent.steering import LOG_CAUSE, NO_PROBLEM, Steer, steer
+from appliance.agent.answer.steer import LOG_CAUSE, NO_PROBLEM, Steer, steer
 from dataclasses import replace
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 from appliance.llm.grammar import compile_schema
@@ -33,7 +35,7 @@ FULL = Finding("filesystem_full", CRITICAL, "/srv/up is 100 % full: 0 B free", c
 
 def test_an_answer_contradicting_an_ok_verdict_of_its_topic_is_steered_to_the_verdict():
     evidence = Evidence(findings=(CPU_OK, ZOMBIES_OK), topics=("cpu",))
-    problem = f"[contradicts-check: {CPU_OK.line()}]"
+    problem = Misfit(Kind.CONTRADICTS, f"[contradicts-check: {CPU_OK.line()}]", CPU_OK)
     got = steer(problem, "why is my laptop so slow?", evidence, [])
     assert got == Steer(openings=(NO_PROBLEM + "no CPU hog",))
 
@@ -41,25 +43,25 @@ def test_an_answer_contradicting_an_ok_verdict_of_its_topic_is_steered_to_the_ve
 def test_a_contradiction_outside_the_question_topics_steers_nowhere():
     """'the disk is full' asked about inodes: the ok filesystem verdict is not the question's."""
     evidence = Evidence(findings=(CPU_OK,), topics=("inodes",))
-    assert steer(f"[contradicts-check: {CPU_OK.line()}]", "why can't I create files?", evidence, []) == Steer()
+    assert steer(Misfit(Kind.CONTRADICTS, f"[contradicts-check: {CPU_OK.line()}]", CPU_OK), "why can't I create files?", evidence, []) == Steer()
 
 
 def test_a_refusal_for_another_reason_is_still_steered_when_the_answer_contradicts_an_ok_verdict():
     evidence = Evidence(findings=(CPU_OK,), topics=("cpu",))
-    got = steer("[result.culprit='cpu' not-in-any-observation]", "is something hogging the CPU?", evidence, [],
+    got = steer(Misfit(Kind.UNBACKED_FIELD, "[result.culprit='cpu' not-in-any-observation]"), "is something hogging the CPU?", evidence, [],
                 answer="The CPU is pegged at 100 % by a hog.", result={"culprit": "cpu"})
     assert got.openings == (NO_PROBLEM + "no CPU hog",) and not got.culprits
 
 
 def test_the_culprit_the_check_found_is_what_the_retry_names_and_begins_with():
     evidence = Evidence(findings=(CPU_OK, ZOMBIES), topics=("zombies",))
-    got = steer(f"[misses-the-check: {ZOMBIES.line()}]", "why are there defunct processes?", evidence, [])
+    got = steer(Misfit(Kind.MISSES_CULPRIT, f"[misses-the-check: {ZOMBIES.line()}]", ZOMBIES), "why are there defunct processes?", evidence, [])
     # the opening is what the check established about it, so the model cannot pin another fault on the name
     assert got == Steer(culprits=("reaper",), openings=("reaper (pid 4242) holds 5 zombie children",))
 
 
 def test_the_opening_is_the_verdicts_clause_that_names_the_culprit_or_the_name_when_that_is_too_long():
-    from appliance.agent.steering import MAX_OPENING, statement
+    from appliance.agent.answer.steer import MAX_OPENING, statement
 
     hog = Finding("cpu", WARNING, "CPU hog: hashminer (pid 12) uses 99 % of one core (threshold 75 %); load 1.2 "
                                   "on 2 cores", culprit="hashminer", pid=12)
@@ -75,10 +77,10 @@ def test_the_opening_is_the_verdicts_clause_that_names_the_culprit_or_the_name_w
 
 
 def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the_engine_go():
-    from appliance.agent.rejection import own_words, rejection_message
-    from appliance.agent.steering import kept_after_opening
+    from appliance.agent.rejection import rejection_message
+    from appliance.agent.answer.steer import kept_after_opening
 
-    guard = [own_words(rejection_message("[no-observed-fact-named]"))]
+    guard = [rejection_message(Misfit(Kind.NO_FACT, "[no-observed-fact-named]").own_words)]
     opening = NO_PROBLEM + "not full"
     assert kept_after_opening(opening + ". The disk is 26% used, which is about to fill up.", [opening], guard) \
         == opening + "."
@@ -95,8 +97,8 @@ def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the
 
 
 def test_a_clause_after_a_culprit_opening_that_contradicts_a_verdict_goes():
-    from appliance.agent.agreement import check_agreement
-    from appliance.agent.steering import kept_after_opening
+    from appliance.agent.answer.agreement import check_agreement
+    from appliance.agent.answer.steer import kept_after_opening
 
     space_ok = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / (ext4) is 26 % used")
     inodes = Finding("inodes", CRITICAL, "/srv/php uses 100 % of its inodes, 0 of 512 free", culprit="/srv/php")
@@ -131,21 +133,21 @@ def test_a_clause_after_a_culprit_opening_that_contradicts_a_verdict_goes():
 
 def test_a_problem_at_the_place_the_question_names_wins_over_its_families():
     evidence = Evidence(findings=(CPU_OK, FULL), topics=("cpu",), places=(FULL,))
-    got = steer("[no-observed-fact-named]", "why can't I upload to /srv/up?", evidence, [])
+    got = steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "why can't I upload to /srv/up?", evidence, [])
     assert got.openings == ("/srv/up is 100 % full",) and got.culprits == ("/srv/up",)
 
 
 def test_a_which_question_is_steered_to_what_the_observation_ranks_first():
     bodies = ["headline: largest: /data/videos 3.1 GiB\nentries: ..."]
     evidence = Evidence(findings=(CPU_OK,), topics=("disk_usage",))
-    got = steer("[not-the-first: the observation ranks first: headline: largest: /data/videos 3.1 GiB]",
+    got = steer(Misfit(Kind.NOT_FIRST, "[not-the-first: the observation ranks first: headline: largest: /data/videos 3.1 GiB]"),
                 "which folder under /data is the biggest?", evidence, bodies)
     assert got == Steer(culprits=("/data/videos",), openings=("/data/videos",))
 
 
 def test_a_which_question_without_a_ranking_uses_the_process_its_verdict_names():
     evidence = Evidence(findings=(MEM_OK,), topics=("memory",))
-    got = steer("[names-the-appliance-itself: the assistant is never the answer]",
+    got = steer(Misfit(Kind.SELF, "[names-the-appliance-itself: the assistant is never the answer]"),
                 "which process uses the most memory?", evidence, [])
     assert got.openings == ("the top consumer is cachehog (pid 999) with 3.1 GiB (13 % of RAM)",)
     assert got.culprits == ("cachehog",)
@@ -153,7 +155,7 @@ def test_a_which_question_without_a_ranking_uses_the_process_its_verdict_names()
 
 def test_a_log_answer_that_did_not_quote_the_cause_begins_with_the_log():
     evidence = Evidence(findings=(CPU_OK,), topics=("log_errors",))
-    got = steer("[log-errors-not-quoted: the log shows: ERROR db: connection refused]", "why does app fail?",
+    got = steer(Misfit(Kind.LOG_NOT_QUOTED, "[log-errors-not-quoted: the log shows: ERROR db: connection refused]"), "why does app fail?",
                 evidence, [], log_errors=["2026-12-01 ERROR db: connection refused"])
     assert got == Steer(openings=(LOG_CAUSE + "«ERROR db: connection refused»",))
     # the cause line the log's verdict quotes, first and without its timestamp
@@ -161,19 +163,19 @@ def test_a_log_answer_that_did_not_quote_the_cause_begins_with_the_log():
                       "starts with: «2026-12-03 06:20:44 ERROR db: cannot connect to postgres at 127.0.0.1:35021: "
                       "[Errno 111] Connection refused»", path="/srv/app.log")
     place = Evidence(findings=(verdict,), topics=("log_errors",), places=(verdict,))
-    got = steer("[log-errors-not-quoted: the log shows: count=2]", "What is wrong?", place, [],
+    got = steer(Misfit(Kind.LOG_NOT_QUOTED, "[log-errors-not-quoted: the log shows: count=2]"), "What is wrong?", place, [],
                 log_errors=['count=2 example="2026-12-03 06:20:45 ERROR db: cannot connect to postgres at 127.0.0.1:35021"'])
     assert got.openings == (LOG_CAUSE + "«ERROR db: cannot connect to postgres at 127.0.0.1:35021: [Errno 111] "
                             "Connection refused»",)
     # with no verdict, an observation's example line
-    got = steer("[log-errors-not-quoted: the log shows: count=2]", "What is wrong?", evidence, [],
+    got = steer(Misfit(Kind.LOG_NOT_QUOTED, "[log-errors-not-quoted: the log shows: count=2]"), "What is wrong?", evidence, [],
                 log_errors=['count=2 example="2026-12-03 06:20:45 ERROR db: cannot connect to postgres"'])
     assert got.openings == (LOG_CAUSE + "«ERROR db: cannot connect to postgres»",)
 
 
 def test_an_invented_fact_with_no_verdict_to_name_is_sent_back_unsteered():
     evidence = Evidence(findings=(CPU_OK,), topics=("connections",))
-    assert steer("[answer-path '/x/y' not-in-any-observation]", "what is talking to the internet?",
+    assert steer(Misfit(Kind.UNBACKED_PATH, "[answer-path '/x/y' not-in-any-observation]"), "what is talking to the internet?",
                  evidence, []) == Steer()
 
 
@@ -247,9 +249,9 @@ def test_a_yes_about_a_place_the_checks_judged_fine_goes_back_and_is_steered_to_
     question = "is /srv/up about to fill up?"
     evidence = Evidence(findings=(PLACE_OK, CPU_OK), topics=("filesystem_full",), places=(PLACE_OK,))
     ctx = AnswerContext(question=question, evidence=evidence, bodies=[PLACE_OK.line()], tools_worked=True)
-    problem = judge_answer("The /srv/up directory is about to fill up.", {}, ctx).problem
-    assert problem == f"[contradicts-check: {PLACE_OK.line()}]"
-    assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "not full",)
+    verdict = judge_answer("The /srv/up directory is about to fill up.", {}, ctx)
+    assert verdict.problem == f"[contradicts-check: {PLACE_OK.line()}]"
+    assert steer(verdict.misfit, question, evidence, []).openings == (NO_PROBLEM + "not full",)
     # the right answer passes: a no, with the place's numbers
     assert judge_answer("No, /srv/up is 12 % used with 14.0 MiB free.", {}, ctx).problem is None
     assert judge_answer("/srv/up is not about to fill up: 12 % used.", {}, ctx).problem is None
@@ -282,9 +284,9 @@ def test_an_answer_that_claims_nothing_to_what_is_wrong_goes_back_steered_to_the
     ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
                         bodies=[CPU_OK.line(), "interfaces: interface=eth0 up=yes"])
     answer = "The network interfaces are up and running: eth0 up=yes."
-    problem = judge_answer(answer, {"culprit": "network interfaces"}, ctx).problem
-    assert problem is not None and problem.startswith("[claims-no-fault")
-    assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "no CPU hog",)
+    verdict = judge_answer(answer, {"culprit": "network interfaces"}, ctx)
+    assert verdict.problem is not None and verdict.problem.startswith("[claims-no-fault")
+    assert steer(verdict.misfit, question, evidence, []).openings == (NO_PROBLEM + "no CPU hog",)
     assert judge_answer("Nothing is slowing it down: no CPU hog, kworker (pid 12) uses 2 % of one core.",
                         {}, ctx).problem is None
     # with a problem in its families the rule does not apply (the culprit rules do)
@@ -314,10 +316,9 @@ def test_a_yes_no_question_whose_verdict_is_ok_is_answered_no_not_with_the_top_e
     evidence = Evidence(findings=(MEM_OK,), topics=("memory",))
     ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
                         bodies=[MEM_OK.line(), 'top: pid=999 name=cachehog memory="3.1 GiB"'])
-    problem = judge_answer("The top process using the most memory is cachehog, 3.1 GiB.", {"culprit": "cachehog"},
-                           ctx).problem
-    assert problem == f"[say-yes-or-no: {MEM_OK.line()}]"
-    assert steer(problem, question, evidence, []).openings == (NO_PROBLEM + "no memory pressure",)
+    refused = judge_answer("The top process using the most memory is cachehog, 3.1 GiB.", {"culprit": "cachehog"}, ctx)
+    assert refused.problem == f"[say-yes-or-no: {MEM_OK.line()}]"
+    assert steer(refused.misfit, question, evidence, []).openings == (NO_PROBLEM + "no memory pressure",)
     verdict = judge_answer("No: no memory pressure; the top consumer, cachehog, has 3.1 GiB.", {"culprit": "cachehog"}, ctx)
     assert verdict.problem is None and "culprit" not in verdict.result  # a no keeps no culprit
 
@@ -342,7 +343,7 @@ def test_an_unsteered_retry_is_sampled_and_every_other_step_is_greedy():
     fixed = {"thought": "t", "action": "finish",
              "action_input": {"answer": "load=0.3 on 2 cores: no CPU hog.", "result": {}, "evidence": []}}
     model = Recording([invented, fixed])
-    settings = EngineSettings(reflection=False)
+    settings = EngineSettings(reflection=False, question_reader="words")  # the steps' calls only
     engine = Engine(model, Registry([]), settings, snapshot=lambda pids: {"load": "load=0.3 on 2 cores"})
     events = list(engine.run("what is the load?"))
     assert any(isinstance(e, ev.AnswerRejected) for e in events)
@@ -350,7 +351,7 @@ def test_an_unsteered_retry_is_sampled_and_every_other_step_is_greedy():
 
 
 def test_a_yes_no_question_is_answered_yes_or_no_and_its_retry_must_begin_so():
-    from appliance.agent.answer_fit import SAY_YES_OR_NO
+    from appliance.agent.answer.fit import SAY_YES_OR_NO
 
     question = "Is any process close to its limit of open files? If so, which?"
     fds_ok = Finding("open_files", OK, "no process is near its open-file limit: the most open files, 253, are held "
@@ -366,7 +367,7 @@ def test_a_yes_no_question_is_answered_yes_or_no_and_its_retry_must_begin_so():
     ctx_plain = AnswerContext(question="Does the backup folder hold more than last week?", evidence=plain,
                               tools_worked=True, bodies=["path=/srv/backup total=\"3.1 GiB\""])
     assert judge_answer("The backup folder holds 3.1 GiB.", {}, ctx_plain).problem == SAY_YES_OR_NO
-    assert steer(SAY_YES_OR_NO, "Does the backup folder hold more?", plain, []).openings == ("Yes", "No")
+    assert steer(Misfit(Kind.SAY_YES_OR_NO, SAY_YES_OR_NO), "Does the backup folder hold more?", plain, []).openings == ("Yes", "No")
 
 
 def test_a_which_answer_naming_the_culprit_a_verdict_names_in_prose_names_a_thing():
@@ -385,10 +386,10 @@ def test_a_claim_of_log_errors_against_a_clean_named_log_goes_back_steered_to_it
     evidence = Evidence(findings=(clean_log,), topics=("log_errors",), places=(clean_log,))
     ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
                         bodies=[clean_log.line(), "2024-05-14 02:22:33 DEBUG queue: cache hit ratio 0.366"])
-    problem = judge_answer("The log file shows errors: DEBUG queue: cache hit ratio 0.366.", {}, ctx).problem
-    assert problem == f"[contradicts-check: {clean_log.line()}]"
+    verdict = judge_answer("The log file shows errors: DEBUG queue: cache hit ratio 0.366.", {}, ctx)
+    assert verdict.problem == f"[contradicts-check: {clean_log.line()}]"
     opening = NO_PROBLEM + "/srv/backup/weekly.log: no error lines in its last 48 lines"  # the place and its statement
-    assert steer(problem, question, evidence, []).openings == (opening,)
+    assert steer(verdict.misfit, question, evidence, []).openings == (opening,)
     assert judge_answer("No: the log shows no errors; its last line is DEBUG queue: cache hit ratio 0.366.", {},
                         ctx).problem is None
     # the retry begins with the opening but keeps the refused answer's fields: they claim what it denies
@@ -456,11 +457,11 @@ def test_a_word_cut_at_the_answers_length_bound_is_no_claim_and_is_not_shown():
 def test_with_nothing_settled_a_yes_no_questions_retry_begins_yes_or_no_unless_the_refused_answer_did():
     question = "Is anything listening on port 37359?"
     copied = "The battery is at 12% and not plugged in, with about 25 minutes left."
-    assert steer("[copied-text: not from this machine]", question, Evidence(), [], answer=copied).openings \
+    assert steer(Misfit(Kind.COPIED, "[copied-text: not from this machine]"), question, Evidence(), [], answer=copied).openings \
         == ("Yes", "No")
-    assert steer("[copied-text: not from this machine]", question, Evidence(), [],
+    assert steer(Misfit(Kind.COPIED, "[copied-text: not from this machine]"), question, Evidence(), [],
                  answer="No, the battery is at 12%.").openings == ()
-    assert steer("[copied-text: not from this machine]", "what is using port 37359?", Evidence(), [],
+    assert steer(Misfit(Kind.COPIED, "[copied-text: not from this machine]"), "what is using port 37359?", Evidence(), [],
                  answer=copied).openings == ()
 
 
@@ -468,7 +469,7 @@ def test_a_yes_no_retry_where_every_check_of_the_place_is_fine_begins_with_their
     """"Is anything wrong with the billing app in /opt/billing?" answered "it is connected to the
     database": where the checks judged the place fine, the retry says so; with a problem there,
     or an answer that claims a fault, the form alone is settled."""
-    from appliance.agent.answer_fit import SAY_YES_OR_NO
+    from appliance.agent.answer.fit import SAY_YES_OR_NO
 
     question = "Is anything wrong with the billing app in /opt/billing?"
     space = Finding("filesystem_full", OK, "not full: /opt/billing is on / (ext4): 23 % used, 77.9 GiB free",
@@ -477,11 +478,11 @@ def test_a_yes_no_retry_where_every_check_of_the_place_is_fine_begins_with_their
                    path="/opt/billing/logs/billing.log")
     fine = Evidence(findings=(space, logs), topics=("log_errors",), places=(space, logs))
     said = "The billing app is mentioned in the log, and it is connected to the database."
-    assert steer(SAY_YES_OR_NO, question, fine, [], answer=said).openings == (NO_PROBLEM + "no errors",)
-    assert steer(SAY_YES_OR_NO, question, fine, [], answer="The billing log shows errors.").openings == ("Yes", "No")
+    assert steer(Misfit(Kind.SAY_YES_OR_NO, SAY_YES_OR_NO), question, fine, [], answer=said).openings == (NO_PROBLEM + "no errors",)
+    assert steer(Misfit(Kind.SAY_YES_OR_NO, SAY_YES_OR_NO), question, fine, [], answer="The billing log shows errors.").openings == ("Yes", "No")
     broken = replace(logs, severity=WARNING, verdict="errors: /opt/billing/logs/billing.log: 3 errors", culprit="billing")
     bad = Evidence(findings=(space, broken), topics=("log_errors",), places=(space, broken))
-    assert steer(SAY_YES_OR_NO, question, bad, [], answer=said).openings != (NO_PROBLEM + "no errors",)
+    assert steer(Misfit(Kind.SAY_YES_OR_NO, SAY_YES_OR_NO), question, bad, [], answer=said).openings != (NO_PROBLEM + "no errors",)
 
 
 def test_an_if_so_which_question_the_checks_answered_no_is_not_steered_to_the_top_entry():
@@ -494,7 +495,7 @@ def test_an_if_so_which_question_the_checks_answered_no_is_not_steered_to_the_to
     held = Finding("deleted_open", OK, "no space held by deleted files worth noting: the biggest, 4.0 KiB, in "
                                        "bash (pid 2178)")
     evidence = Evidence(findings=(space, held), topics=("deleted_open",), places=(space,))
-    got = steer("[not-under-the-place: the question asks about /srv/spool; name the entry under it]", question,
+    got = steer(Misfit(Kind.OUTSIDE_PLACE, "[not-under-the-place: the question asks about /srv/spool; name the entry under it]"), question,
                 evidence, [held.line()], answer="The process 'bash' is sleeping.")
     assert got.openings and got.openings[0].startswith(NO_PROBLEM) and "bash" not in got.openings[0], got
 
@@ -568,11 +569,13 @@ def test_a_retry_naming_a_real_path_is_no_copy_of_the_label_that_quoted_a_wrong_
     the engine's, so a retry that names /srv/reports/daily-exports (which the run saw) stands."""
     from appliance.agent import events as ev
     from appliance.agent.engine import Engine
-    from appliance.agent.rejection import own_words
+    from appliance.agent.answer.checks import check_answer
     from appliance.llm.fake import ScriptedModel
     from appliance.tools.base import Registry
 
-    assert own_words("[answer-path '/srv/reports/di' not-in-any-observation]") == "[answer-path   not-in-any-observation]"
+    refused = check_answer("Writes to /srv/reports/dinner fail.", {}, ["/srv/reports/daily-exports"], tools_worked=True)
+    assert refused.misfit is not None and "/srv/reports/dinner" in refused.misfit.reason
+    assert "/srv/reports" not in refused.misfit.own_words  # what the answer wrote is not the engine's words
     seen = "ERROR reportgen: [Errno 13] Permission denied: '/srv/reports/daily-exports/daily-000.csv'"
     wrong = {"thought": "t", "action": "finish", "action_input": {
         "answer": "Writes to /srv/reports/dinner fail: permission denied.", "result": {}, "evidence": []}}
@@ -596,11 +599,11 @@ def test_a_retry_naming_a_real_path_is_no_copy_of_the_label_that_quoted_a_wrong_
 
 
 def test_a_refused_answer_to_how_long_begins_with_its_familys_verdict():
-    from appliance.agent.steering import topic_fact
+    from appliance.agent.answer.steer import topic_fact
 
     uptime = Finding("uptime", OK, "up 16 h 9 min since 2026-12-01 10:29; no boot history recorded")
     evidence = Evidence(findings=(MEM_OK, uptime), topics=("uptime",))
-    got = steer("[names-the-appliance-itself: the assistant is never the answer]", "how long since the last reboot?",
+    got = steer(Misfit(Kind.SELF, "[names-the-appliance-itself: the assistant is never the answer]"), "how long since the last reboot?",
                 evidence, [])
     assert got == Steer(openings=(uptime.verdict,))
     # not for other forms, and a long verdict gives its first clause with a number
@@ -613,7 +616,7 @@ def test_an_accepted_denial_to_a_yes_no_question_begins_with_the_verdict_that_ba
     """"There are no crash-looping processes" answers "is anything crash-looping?" without the
     yes or no it asks for; where the checks judged the topic fine, the answer begins with their
     verdict. An answer that said no, claims a fault, or rests on no clear verdict stays as it is."""
-    from appliance.agent.steering import backed_no
+    from appliance.agent.answer.steer import backed_no
 
     question = "is anything hogging the CPU?"
     fine = Evidence(findings=(CPU_OK,), topics=("cpu",))
@@ -631,15 +634,15 @@ def test_an_accepted_denial_to_a_yes_no_question_begins_with_the_verdict_that_ba
 def test_a_yes_no_question_naming_no_family_is_steered_to_the_general_verdict_only_on_a_clear_machine():
     """"is something odd going on?" names no fault family: with every check clear its retry begins
     with the general verdict; with a problem anywhere, only the form is settled."""
-    from appliance.agent.answer_fit import SAY_YES_OR_NO
+    from appliance.agent.answer.fit import SAY_YES_OR_NO
     from appliance.analyzers.runner import for_question
 
     question = "is something odd going on with this box?"
     clear = Evidence(findings=(CPU_OK, MEM_OK, ZOMBIES_OK))
-    assert steer(SAY_YES_OR_NO, question, clear, [], answer="kworker uses 2 % of one core.").openings == (
+    assert steer(Misfit(Kind.SAY_YES_OR_NO, SAY_YES_OR_NO), question, clear, [], answer="kworker uses 2 % of one core.").openings == (
         NO_PROBLEM + "no CPU hog",)
     troubled = Evidence(findings=(CPU_OK, MEM_OK, ZOMBIES))
-    assert steer(SAY_YES_OR_NO, question, troubled, [], answer="kworker uses 2 % of one core.").openings == (
+    assert steer(Misfit(Kind.SAY_YES_OR_NO, SAY_YES_OR_NO), question, troubled, [], answer="kworker uses 2 % of one core.").openings == (
         "Yes", "No")
     assert "zombies" in for_question("Is something leaving dead processes lying around?")
 
@@ -651,9 +654,9 @@ def test_a_how_much_retry_resting_on_an_ok_verdict_begins_with_its_number():
     fs_ok = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / (ext4) is 26 % used, "
                     "75.4 GiB free of 252.0 GiB (4 filesystems measured)")
     evidence = Evidence(findings=(fs_ok, CPU_OK), topics=("filesystem_full",))
-    opening = steer("[no-observed-fact-named]", "How full is my disk?", evidence, [fs_ok.line()]).openings
+    opening = steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "How full is my disk?", evidence, [fs_ok.line()]).openings
     assert opening == (NO_PROBLEM + "no filesystem is full: the fullest, / (ext4) is 26 % used, 75.4 GiB free of "
                        "252.0 GiB (4 filesystems measured)",)
     # a question that asks no amount keeps the bare headline
-    assert steer("[no-observed-fact-named]", "Is anything wrong with my disk?", evidence,
+    assert steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "Is anything wrong with my disk?", evidence,
                  [fs_ok.line()]).openings == (NO_PROBLEM + "no filesystem is full",)

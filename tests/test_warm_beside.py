@@ -62,7 +62,7 @@ class CheckWaitingForTheWarmUp:
 
 
 def run(model: WarmingModel, source, cancel: threading.Event | None = None) -> list[ev.Event]:
-    engine = Engine(model, registry(), EngineSettings(max_steps=6), evidence=source)
+    engine = Engine(model, registry(), EngineSettings(max_steps=6, question_reader="words"), evidence=source)  # the warm-up serves the words reader
     return list(engine.run("how busy is the cpu?", cancel=cancel))
 
 

@@ -29,18 +29,10 @@ from typing import Any, Callable, Generator, Iterator
 
 from appliance import __version__
 from appliance.agent import events as ev
-from appliance.agent.actions import (
-    ASK_USER,
-    FINISH,
-    Reflection,
-    Step,
-    StepError,
-    parse_reflection,
-    parse_step,
-    reflection_schema,
-    reply_budget,
-    step_schema,
-)
+from appliance.agent.actions import (ASK_USER, FINISH, Reflection, Step, StepError, parse_reflection, parse_step,
+                                     reflection_schema, reply_budget, step_schema)
+from appliance.agent.question.classify import read_by_model
+from appliance.agent.question.question import Question, read_question
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import EvidenceSource, MachineEvidence, NoEvidence
 from appliance.agent.finishing import Finisher
@@ -157,6 +149,7 @@ class _Run:
         self.model = engine.model
         self.registry = engine.registry
         self.question = redact(question)  # a secret typed in the question reaches neither the model nor the store
+        self.q: Question = read_question(self.question, getattr(engine.evidence, "analyzers", None))
         self.ask = ask
         self.can_ask = ask is not None and self.s.allow_ask
         self.cancel = cancel
@@ -168,13 +161,12 @@ class _Run:
         self.tool_seconds = 0.0
         self.steps = 0
         self.ctl = LoopControl(self.s, can_ask=self.can_ask,
-                               finish_early=snapshot_covers(question))  # the snapshot may answer it
-        self.finisher = Finisher(self.run_id, self.question, self.s, self.ctl, self.memory, engine.self_pids)
+                               finish_early=snapshot_covers(self.q))  # the snapshot may answer it
+        self.finisher = Finisher(self.run_id, self.q, self.s, self.ctl, self.memory, engine.self_pids)
         self.tools = ToolCaller(self.registry, self.s, self.ctl, self.memory, engine.self_pids, engine.clock, cancel)
+        self.finisher.run_tool = self.tools.act  # a retry that lacked a fact gets the tool that shows it
         self.first = engine.first_evidence()
         self.warming: WarmBeside | None = None
-
-    # ---- events -------------------------------------------------------------------------------
 
     def events(self) -> Iterator[ev.Event]:
         yield ev.RunStarted(
@@ -266,12 +258,15 @@ class _Run:
         # the question message instead.
         system = self.e._system_message(self.can_ask)
         self.transcript.add("system", system.content)
-        self.warming = WarmBeside(self.model, system, self.caller.out_of_time)
-        first_text = yield from self.first.gather(self.run_id, self.question, self.memory)
+        if self.s.question_reader == "model":
+            yield from self._read_question(system)  # brings the system prompt into the context too
+        else:
+            self.warming = WarmBeside(self.model, system, self.caller.out_of_time)
+        first_text = yield from self.first.gather(self.run_id, self.q, self.memory)
         evidence = self.memory.evidence
         if evidence.topics or evidence.looks:
             self.ctl.finish_early = True  # the verdicts of its topic or the look may answer it
-        suggested = suggested_tools(self.question, specs, families=evidence.topics)
+        suggested = suggested_tools(self.q, specs, families=evidence.topics)
         self.transcript.add("user", question_message(self.question, first_text, self.s.max_steps,
                                                      suggested, snapshot_answers=self.ctl.finish_early))
         for step in range(1, self.s.max_steps + 1):
@@ -281,6 +276,15 @@ class _Run:
             done = yield from self._step(step)
             if done:
                 return
+
+    def _read_question(self, system: Message) -> Generator[ev.Event, None, None]:
+        """The model labels the question where the words left it open, the check going on beside."""
+        prefetch = getattr(self.e.evidence, "prefetch_once", None)
+        if prefetch is not None:
+            prefetch(self.e.self_pids)
+        self.q = yield from read_by_model(self.q, self.caller, system, getattr(self.e.evidence, "families", ()))
+        self.finisher.question = self.q
+        self.ctl.finish_early = snapshot_covers(self.q)
 
     # ---- one step -------------------------------------------------------------------------------
 

@@ -16,10 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
-from appliance.agent.answer_fit import reports_trouble
+from appliance.agent.question.question import Question, as_question, named_paths, named_ports
 from appliance.agent.early import Early
-from appliance.agent.port_fit import LISTENING, asked_ports
-from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
+from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, run_all
 from appliance.analyzers.app_folder import app_folder_findings, folder_logs
 from appliance.analyzers.base import Analyzer
 from appliance.analyzers.config_file import FAMILY as CONFIG
@@ -27,7 +26,7 @@ from appliance.analyzers.config_file import config_findings, is_config_path
 from appliance.analyzers.dependencies import log_findings
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 from appliance.analyzers.folder_sizes import folder_finding
-from appliance.analyzers.network import port_finding, ports_in
+from appliance.analyzers.network import port_finding
 from appliance.analyzers.storage import place_findings
 from appliance.tools.base import Registry
 from appliance.tools.logs import LOG_FOLDER, LOG_NAME, is_log_path
@@ -39,6 +38,19 @@ GENERAL_FAMILIES = ("cpu", "memory", "filesystem_full")
 LOGS = "log_errors"
 STORAGE_FAMILIES = frozenset({"filesystem_full", "inodes", "deleted_open", "readonly_fs", "disk_io", FOLDER})
 MAX_SHOWN = 8
+LISTENING = "listening"
+PORT_NAMED = re.compile(r"\bports?\s+(\d{1,5})\b", re.I)
+
+
+def asked_ports(question_ports: Sequence[int], findings: Sequence[Finding]) -> list[int]:
+    """The ports an answer may deny things about: the ones the question names, and the ones the
+    checks' verdicts name (a log's refused dependency: "nothing listens on tcp port 54161")."""
+    ports = list(question_ports)
+    for finding in findings:
+        ports += [int(m.group(1)) for m in PORT_NAMED.finditer(finding.verdict)]
+    return ports
+
+
 # A check started ahead (MachineEvidence.prefetch) stands for the machine this long: a model load
 # takes seconds; a check older than this is read again.
 PREFETCH_MAX_AGE = 30.0
@@ -90,7 +102,7 @@ class Evidence:
         found = sorted((f for f in self.places if f.is_problem), key=lambda f: f.family == LOGS)
         return found + [f for f in self.findings if f.family in self.topics and f.is_problem and f not in found]
 
-    def answerable_ports(self, question: str) -> list[int]:
+    def answerable_ports(self, question: "Question | str") -> list[int]:
         """The ports an answer may deny things about: those the question names and those the
         verdicts name (port_fit.asked_ports)."""
         return asked_ports(named_ports(question), self.findings)
@@ -117,45 +129,22 @@ def _distinct(findings: list[Finding]) -> list[Finding]:
 
 
 class EvidenceSource(Protocol):
-    def gather(self, question: str, self_pids: frozenset[int]) -> Evidence: ...
+    def gather(self, question: Question, self_pids: frozenset[int]) -> Evidence: ...
 
 
 class NoEvidence:
     """No analyzers, no looks (tests of the loop's logic, and `--no-check`)."""
 
-    def gather(self, question: str, self_pids: frozenset[int]) -> Evidence:
+    def gather(self, question: Question, self_pids: frozenset[int]) -> Evidence:
         return Evidence()
 
 
-_PATH = re.compile(r"(?<![\w.~])((?:/|~/)[\w.@+\-]+(?:/[\w.@+\-]+)*/?)")
-
-
-def named_paths(question: str) -> list[str]:
-    """Absolute (or ~) paths the question names, in order, without trailing punctuation."""
-    paths = []
-    for raw in _PATH.findall(question):
-        path = raw.rstrip(".,;:?!)")
-        if path not in paths and path not in ("/",):
-            paths.append(path)
-    return paths
-
-
-_PORT = re.compile(r"\bports?\s+(?:number\s+|no\.?\s*|#\s*)?(\d{1,5})\b"
-                   r"|\b(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1?\])\s*:\s*(\d{1,5})\b", re.I)
-MAX_PORTS = 3
-
-
-def named_ports(question: str) -> list[int]:
-    """The ports the question names ("port 8080", "localhost:5432"), in order, at most MAX_PORTS."""
-    return ports_in(_PORT, [question], MAX_PORTS)
-
-
-def port_asking(question: str) -> tuple[str, bool]:
+def port_asking(question: Question) -> tuple[str, bool]:
     """How the question asks about its ports: the protocol, and whether it reports trouble there."""
-    return ("udp" if re.search(r"\budp\b", question, re.I) else "tcp"), reports_trouble(question)
+    return ("udp" if question.udp else "tcp"), question.trouble
 
 
-def port_verdicts_for(question: str, readings: Readings) -> list[Finding]:
+def port_verdicts_for(question: Question, readings: Readings) -> list[Finding]:
     """Who listens on each port the question names. Nothing listening is a warning only when the
     person reports trouble there ("can't connect to localhost:5432"); asked "is port 8080 free?",
     it is the plain fact that the port is free."""
@@ -254,6 +243,17 @@ class MachineEvidence:
         self.readings = readings or (lambda pids: Readings(self_pids=pids, policy=self.policy))
         self._early: Early[tuple[Readings, list[Finding]]] | None = None
 
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The families this source checks, in the analyzers' order."""
+        return tuple(a.family for a in self.analyzers)
+
+    def prefetch_once(self, self_pids: frozenset[int]) -> None:
+        """Start the check now unless one for these pids is already under way (a run that asks the
+        model about its question first lets the check's windows pass beside that call)."""
+        if self._early is None:
+            self.prefetch(self_pids)
+
     def prefetch(self, self_pids: frozenset[int]) -> None:
         """Start the machine-wide check now, in the background; the next `gather` for these pids
         uses it when it began at most PREFETCH_MAX_AGE seconds before (a front end that knows a
@@ -264,13 +264,13 @@ class MachineEvidence:
         readings = self.readings(self_pids)
         return readings, run_all(readings, analyzers=self.analyzers, timeout=self.timeout)
 
-    def gather(self, question: str, self_pids: frozenset[int]) -> Evidence:
+    def gather(self, question: "Question | str", self_pids: frozenset[int]) -> Evidence:
         early, self._early = self._early, None
         checked = early.take(self_pids, PREFETCH_MAX_AGE) if early is not None else None
         readings, findings = checked if checked is not None else self._check(self_pids)
-        return self._evidence(question, readings, findings)
+        return self._evidence(as_question(question), readings, findings)
 
-    def peek(self, question: str, self_pids: frozenset[int]) -> Evidence | None:
+    def peek(self, question: "Question | str", self_pids: frozenset[int]) -> Evidence | None:
         """What `gather` would give now from the check begun ahead (waiting for it), leaving that
         check for the run: None when none is under way for these pids or it is too old. A front
         end reads the first step's prompt ahead with it while the question is typed."""
@@ -279,18 +279,23 @@ class MachineEvidence:
         if checked is None:
             return None
         readings, findings = checked
-        return self._evidence(question, readings, findings)
+        return self._evidence(as_question(question), readings, findings)
 
-    def question_key(self, question: str) -> tuple:
+    def question_key(self, question: "Question | str") -> tuple:
         """What in a question decides the evidence `gather` gives it from one check: its topics,
         the places and ports it names, and how it asks about a port. Two drafts with the same key
         get the same text (a read-ahead for one serves the other)."""
-        ports = named_ports(question)
-        return (tuple(for_question(question, self.analyzers)), tuple(named_paths(question)), tuple(ports),
-                port_asking(question) if ports else ())
+        question = as_question(question)
+        return (self._topics(question), question.paths, question.ports,
+                port_asking(question) if question.ports else ())
 
-    def _evidence(self, question: str, readings: Readings, findings: list[Finding]) -> Evidence:
-        topics = tuple(for_question(question, self.analyzers))
+    def _topics(self, question: Question) -> tuple[str, ...]:
+        """The question's families among those this source checks."""
+        known = {a.family for a in self.analyzers}
+        return tuple(f for f in question.families if f in known)
+
+    def _evidence(self, question: Question, readings: Readings, findings: list[Finding]) -> Evidence:
+        topics = self._topics(question)
         ports = port_verdicts_for(question, readings) if self.analyzers else []
         if ports:  # first among the listening verdicts: the answer to the question's own port
             findings = ports + [f for f in findings if f not in ports]
@@ -305,7 +310,7 @@ class MachineEvidence:
         named = [os.path.realpath(os.path.expanduser(p)) for p in named_paths(question)]
         return Evidence(tuple(findings) + tuple(places), place_topics(topics, places, named), looks, tuple(places))
 
-    def _looks(self, question: str, readings: Readings, storage: bool) -> list[Look]:
+    def _looks(self, question: Question, readings: Readings, storage: bool) -> list[Look]:
         looks: list[Look] = []
         for path in named_paths(question):
             expanded = os.path.expanduser(path)

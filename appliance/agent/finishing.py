@@ -11,28 +11,30 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Generator, Iterator, Mapping
+from typing import Any, Callable, Generator, Iterator, Mapping
 
 from appliance.agent import events as ev
+from appliance.agent.answer.assemble import assemble
+from appliance.agent.answer.misfit import LACKS_FACT, Misfit
+from appliance.agent.question.question import Asks, Question, Resource
 from appliance.agent.actions import FINISH, Step, check_reserved
-from appliance.agent.answer_fit import log_error_lines
-from appliance.agent.agreement import check_agreement, names_self, wrong_place
-from appliance.agent.checks import Verdict, normalized
+from appliance.agent.answer.fit import log_error_lines
+from appliance.agent.answer.agreement import check_agreement, names_self, wrong_place
+from appliance.agent.answer.checks import Verdict, normalized
 from appliance.agent.control import LoopControl
-from appliance.agent.evidence import finding_fields
-from appliance.agent.judge import AnswerContext, judge_answer
+from appliance.agent.answer.rules import AnswerContext, judge_answer
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import Outcome
-from appliance.agent.port_fit import unasked_port
-from appliance.agent.rejection import own_words, rejection_message
+from appliance.agent.prompt import KIND_TOOLS
+from appliance.agent.answer.ports import unasked_port
+from appliance.agent.rejection import rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
-from appliance.agent.steering import (NO_PROBLEM, Steer, backed_no, kept_after_opening, steer, steer_last,
+from appliance.agent.answer.steer import (NO_PROBLEM, Steer, backed_no, kept_after_opening, steer, steer_last,
                                       without_unasked_which)
 from appliance.llm.base import GenerationStats
 from appliance.tools.base import INVALID, OK
 
-_ABOUT_LOGS = re.compile(r"\blogs?\b|\.log\b|/|\berror|\bfail|\bcrash|\bwrong|\bbroken|can'?t|cannot|won'?t|doesn'?t", re.I)
 
 
 CUT = "…"
@@ -55,12 +57,13 @@ class Finisher:
     there is one (the model's, accepted, or the engine's own, forced)."""
 
     run_id: str
-    question: str
+    question: Question
     settings: EngineSettings
     ctl: LoopControl
     memory: RunMemory
     self_pids: frozenset[int]
     answer: ev.FinalAnswer | None = None
+    run_tool: Callable[[int, str, dict], Outcome] | None = None  # runs a tool for a retry that lacked a fact
 
     def finish(self, step: int, parsed: Step, stats: GenerationStats) -> Generator[ev.Event, None, Outcome | None]:
         """Judge a finish: None when the run ended (accepted, or replaced by the engine's own
@@ -78,18 +81,18 @@ class Finisher:
         cut = ("the answer's words after the opening",) if cleared != said else ()
         verdict = self._judge(answer, {k: v for k, v in result.items() if k not in stale})
         verdict = replace(verdict, dropped=stale + cut + verdict.dropped)
-        problem = verdict.problem
+        misfit = verdict.misfit
         may_retry = self.ctl.may_retry(step)
-        if problem is not None and not may_retry and (verdict.invented or verdict.copied):
-            yield from self._replace_invented(step, parsed, stats, problem)
+        if misfit is not None and not may_retry and (verdict.invented or verdict.copied):
+            yield from self._replace_invented(step, parsed, stats, misfit)
             return None
-        if problem is None or not may_retry:
+        if misfit is None or not may_retry:
             evaluation = self._accepted(verdict)
-            if problem is None:
+            if misfit is None:
                 parsed, evaluation = self._with_backing(parsed, evaluation)
             yield from self._accept(step, parsed, verdict.result, stats, evaluation, forced=self.ctl.forced)
             return None
-        return (yield from self._send_back(step, problem, action_input))
+        return (yield from self._send_back(step, misfit, action_input))
 
     def _accepted(self, verdict: Verdict) -> str:
         """The accepted answer's evaluation: checked or not, steered or not, fields dropped."""
@@ -115,17 +118,35 @@ class Finisher:
             return parsed, evaluation
         return replace(parsed, action_input={**parsed.action_input, "answer": trimmed}), evaluation
 
-    def _send_back(self, step: int, problem: str,
+    def _send_back(self, step: int, misfit: Misfit,
                    action_input: Mapping[str, Any]) -> Generator[ev.Event, None, Outcome]:
-        """The refusal of a finish with its retry left: what the retry must name and begin with."""
+        """The refusal of a finish with its retry left: what the retry must name and begin with,
+        and, when the answer lacked a fact that a tool of the question's kind shows, that tool's
+        reading (recovery by a tool: told only "not in any observation", a small model repeats itself)."""
         answer = str(action_input.get("answer", ""))
-        steering = self._steer(problem, answer, action_input.get("result") or {})
+        steering = self._steer(misfit, answer, action_input.get("result") or {})
         self.ctl.rejected(steering.culprits, steering.openings, step=step)
-        yield ev.AnswerRejected(self.run_id, step, problem)
-        message = rejection_message(problem, self.memory.evidence_lines(), steering.openings)
+        yield ev.AnswerRejected(self.run_id, step, misfit.reason)
+        message = rejection_message(misfit.reason, self.memory.evidence_lines(), steering.openings)
+        recovered = self._recover(step, misfit)
+        if recovered is not None:
+            message += f"\nThe appliance ran {recovered.source} for the fact the answer lacked:\n{recovered.text}"
         self.memory.rejected_answers.append(normalized(answer))
-        self.memory.copy_guard.append(rejection_message(own_words(problem)))  # its words, not the evidence it quotes
-        return Outcome("rejected", message, "answer_check", evaluation=f"answer rejected: {problem}")
+        self.memory.copy_guard.append(rejection_message(misfit.own_words))  # its words, not the evidence it quotes
+        evaluation = f"answer rejected: {misfit.reason}" + (f" (ran {recovered.source})" if recovered else "")
+        return Outcome("rejected", message, "answer_check", evaluation=evaluation)
+
+    def _recover(self, step: int, misfit: Misfit) -> Outcome | None:
+        """The tool of the question's kind (prompt.KIND_TOOLS) the run has not called yet, run now,
+        when the answer lacked a fact; None when there is none to run."""
+        if misfit.kind not in LACKS_FACT or self.run_tool is None:
+            return None
+        called = {key.split(" ", 1)[0] for key in self.memory.calls.occurrences}
+        tool = next((t for t in KIND_TOOLS.get(self.question.asks, ()) if t not in called), None)
+        if tool is None:
+            return None
+        outcome = self.run_tool(step, tool, {})
+        return outcome if outcome.status in (OK, "empty", "partial") else None
 
     def _refused_alone(self, text: str) -> bool:
         """A piece of an answer that would be refused again on its own: it claims a fault of a
@@ -161,14 +182,15 @@ class Finisher:
         return steer_last(self.question, self.memory.evidence, self.memory.bodies,
                           log_errors=log_error_lines(self._log_bodies()))
 
-    def _steer(self, problem: str, answer: str, result: Mapping[str, Any]) -> Steer:
+    def _steer(self, misfit: Misfit, answer: str, result: Mapping[str, Any]) -> Steer:
         """What the retry of a refused answer must name and begin with."""
-        return steer(problem, self.question, self.memory.evidence, self.memory.bodies,
+        return steer(misfit, self.question, self.memory.evidence, self.memory.bodies,
                      log_errors=log_error_lines(self._log_bodies()), answer=answer, result=result)
 
     def _log_bodies(self) -> list[str]:
         """The observations that read a log the question is about (a why answer quotes their cause)."""
-        if not _ABOUT_LOGS.search(self.question):
+        q = self.question
+        if not (q.paths or q.failure or q.resource is Resource.LOGS or q.asks is Asks.LOG_CAUSE):
             return []
         return list(self.memory.log_bodies)
 
@@ -188,10 +210,11 @@ class Finisher:
             evaluation=evaluation + (" (forced: no new information)" if forced else ""), stats=stats,
         )
 
-    def _replace_invented(self, step: int, parsed: Step, stats: GenerationStats, problem: str) -> Iterator[ev.Event]:
+    def _replace_invented(self, step: int, parsed: Step, stats: GenerationStats, misfit: Misfit) -> Iterator[ev.Event]:
         """A final answer that still names facts no observation shows, after its one more step, is
         not passed on: the engine answers from the evidence instead, marked forced."""
-        yield from self.forced_from_evidence(f"its answer did not hold after one more step: {problem}", step)
+        yield from self.forced_from_evidence("the model's answer did not match what this machine shows", step)
+        problem = misfit.reason
         yield ev.StepRecorded(
             run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
             action_input=dict(parsed.action_input), observation_status="rejected",
@@ -200,12 +223,9 @@ class Finisher:
         )
 
     def forced_from_evidence(self, reason: str, step: int) -> Iterator[ev.Event]:
-        """A final answer made by the engine, without the model, from what the observations showed;
-        marked forced so nobody mistakes it for the model's conclusion."""
-        problems = [f for f in self.memory.evidence.shown() if f.is_problem]
-        lines = [f.line() for f in problems[:3]] + self.memory.evidence_log[-5:]
-        gathered = "; ".join(lines) or "nothing"
-        answer = f"No final answer from the model ({reason}). What the checks and observations showed: {gathered}"
-        result = finding_fields(problems[0]) if problems else {}
-        self.answer = ev.FinalAnswer(self.run_id, step, answer, result, tuple(lines[:5]), forced=True)
+        """A final answer made by the engine, without the model, from what the checks found; marked
+        forced so nobody mistakes it for the model's conclusion (agent/answer/assemble.py)."""
+        assembled = assemble(self.question, self.memory.evidence, reason, self.memory.read)
+        self.answer = ev.FinalAnswer(self.run_id, step, assembled.text, assembled.result, assembled.evidence,
+                                     forced=True)
         yield self.answer

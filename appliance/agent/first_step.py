@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generator, Mapping
 
 from appliance.agent import events as ev
+from appliance.agent.question.question import Question
 from appliance.agent.evidence import EvidenceSource, findings_text
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import render_with_headline, render_tool_result
@@ -35,7 +36,7 @@ class FirstEvidence:
     snapshot: Snapshot
     self_pids: frozenset[int]
 
-    def gather(self, run_id: str, question: str, memory: RunMemory) -> Generator[ev.Event, None, str | None]:
+    def gather(self, run_id: str, question: Question, memory: RunMemory) -> Generator[ev.Event, None, str | None]:
         """The snapshot, the verdicts and the looks as observations of step 0 (one recorded step);
         the text the question message carries, or None when the settings turn step 0 off."""
         if not self.settings.snapshot:
@@ -52,7 +53,8 @@ class FirstEvidence:
         summary = summarize(" | ".join(body for _, _, body in parts[1:]) or parts[0][2])
         yield ev.ObservationMade(run_id, 0, "snapshot", status, text, summary, tool_ms, False)
         yield ev.StepRecorded(
-            run_id=run_id, step=0, at=time.time(), thought="", action="snapshot", action_input={},
+            run_id=run_id, step=0, at=time.time(), thought="", action="snapshot",
+            action_input={"question": question.labels()},
             observation_status=status, observation=text, observation_summary=summary, reflection=None,
             evaluation="machine snapshot, check verdicts and named places given before the first step",
             tool_ms=tool_ms,
@@ -73,7 +75,7 @@ class FirstEvidence:
         memory.evidence = evidence
         return "\n".join(wrap(source, status, body) for status, source, body in self._parts_of(memory))
 
-    def _parts(self, question: str, memory: RunMemory) -> list[tuple[str, str, str]]:
+    def _parts(self, question: Question, memory: RunMemory) -> list[tuple[str, str, str]]:
         """(status, source, body) of each observation of step 0; the evidence lands in memory."""
         failed = []
         try:

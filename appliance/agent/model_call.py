@@ -36,7 +36,8 @@ class ModelCaller:
         self.prompt_seconds = 0.0
         self.generation_seconds = 0.0
         self.started = started
-        self.first_token: float | None = None  # seconds from the run's start to the model's first token
+        self.first_token: float | None = None
+        self.last: Generation | None = None  # the latest call's generation  # seconds from the run's start to the model's first token
 
     def generate(self, step: int, messages: Sequence[Message], schema: dict, max_tokens: int,
                  kind: str, temperature: float | None = None) -> Generator[ev.Event, None, Generation]:
@@ -78,6 +79,7 @@ class ModelCaller:
         if errors:
             raise ModelFailed(f"the model failed: {one_line(errors[0])}")
         gen = box["gen"]
+        self.last = gen
         self._count(gen)
         if gen.finish_reason == "cancelled" or self.cancel.is_set():
             if self.cancel.is_set():

@@ -15,6 +15,7 @@ import re
 from typing import Iterable
 
 from appliance.agent.actions import ASK_USER, FINISH, RESULT_FIELDS
+from appliance.agent.question.question import Asks, Question, Resource
 from appliance.agent.observe import clean
 from appliance.agent.settings import EngineSettings
 from appliance.tools.base import PLACES, ToolSpec, reading
@@ -177,14 +178,14 @@ def _stems(text: str) -> set[str]:
     return {_stem(w) for w in words if w not in _STOP_WORDS and len(w) > 2}
 
 
-def matching_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> list[str]:
+def matching_tools(question: "Question | str", specs: Iterable[ToolSpec], top: int = 2) -> list[str]:
     """The tools whose description shares the most words with the question, best first.
 
     Why: small models pick by recency and copy examples (docs/engine.md, "They pick by recency");
     one line naming the fitting tools right next to the question steers them without taking any
     tool away.
     """
-    wanted = _stems(question)
+    wanted = _stems(question.text if isinstance(question, Question) else question)
     specs = list(specs)
     vocab = [_stems(spec.name.replace("_", " ") + " " + spec.description) for spec in specs]
     # rare words weigh more: "disk" in one tool's description says more than "process" in five
@@ -200,7 +201,7 @@ def matching_tools(question: str, specs: Iterable[ToolSpec], top: int = 2) -> li
 _PATH_RE = re.compile(r"(?<![\w.])(/[\w.@+\-]+(?:/[\w.@+\-]+)*)")
 
 
-def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
+def path_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[str]:
     """The tools that look at the places the question names, in the order of the paths: a log →
     the tool that reads a log (read_log), any other file → the one that reads a file (read_file),
     a folder → the one that lists a folder (list_dir).
@@ -210,7 +211,8 @@ def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
     problem (network_connections), and an answer then rests on nothing seen of that place."""
     specs = list(specs)
     tools: list[str] = []
-    for raw in _PATH_RE.findall(question):
+    named = list(question.paths) if isinstance(question, Question) else _PATH_RE.findall(question)
+    for raw in named:
         path = raw.rstrip(".")
         leaf = path.rsplit("/", 1)[-1]
         kind = "log" if is_log_path(path) else "file" if "." in leaf.strip(".") else "folder"
@@ -218,6 +220,28 @@ def path_tools(question: str, specs: Iterable[ToolSpec]) -> list[str]:
         if spec is not None and spec.name not in tools:
             tools.append(spec.name)
     return tools
+
+
+# The tools whose readings answer a kind of question the analyzers give no verdict on (a plain fact,
+# a count, a user's share): named first, and run before a retry that lacked the fact
+# (agent/answer/steer.py).
+KIND_TOOLS: dict[Asks, tuple[str, ...]] = {
+    Asks.SYSTEM_FACT: ("system_overview",),
+    Asks.USER: ("top_processes",),
+    Asks.COUNT: ("top_processes",),
+    Asks.PORT: ("network_connections",),
+    Asks.FILE: ("largest_files",),
+    Asks.FOLDER: ("dir_sizes",),
+    Asks.FILESYSTEM: ("disk_usage",),
+}
+
+
+def kind_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[str]:
+    """The tools of the question's kind that the registry has."""
+    if not isinstance(question, Question):
+        return []
+    names = {spec.name for spec in specs}
+    return [tool for tool in KIND_TOOLS.get(question.asks, ()) if tool in names]
 
 
 def family_tools(families: Iterable[str], specs: Iterable[ToolSpec]) -> list[str]:
@@ -233,7 +257,7 @@ def family_tools(families: Iterable[str], specs: Iterable[ToolSpec]) -> list[str
     return tools
 
 
-def suggested_tools(question: str, specs: Iterable[ToolSpec], top: int = 2,
+def suggested_tools(question: "Question | str", specs: Iterable[ToolSpec], top: int = 2,
                     families: Iterable[str] = ()) -> list[str]:
     """What the question message names as fitting: the tool that looks at a named file first,
     then the folder listing for a named folder (only when no word match already looks at a
@@ -241,7 +265,7 @@ def suggested_tools(question: str, specs: Iterable[ToolSpec], top: int = 2,
     matches (a question about the largest file under a folder is better served by largest_files
     than by a listing)."""
     specs = list(specs)
-    by_words = family_tools(families, specs) + matching_tools(question, specs, top=top)
+    by_words = kind_tools(question, specs) + family_tools(families, specs) + matching_tools(question, specs, top=top)
     by_path = path_tools(question, specs)
     reads = {spec.name: spec.reads for spec in specs}
     files = [t for t in by_path if reads[t] != "folder"]
@@ -263,11 +287,13 @@ def steps_left_line(steps_left: int) -> str:
 _SNAPSHOT_SUBJECTS = re.compile(r"\b(cpu|processor|memory|ram|swap|load|fan|hot|slow|sluggish|busy)\b", re.I)
 
 
-def snapshot_covers(question: str) -> bool:
+def snapshot_covers(question: "Question | str") -> bool:
     """True when the snapshot (load, top CPU and memory users, fullest disks) can plainly answer
     the question, so `finish` may come before any tool call. Every other question needs at least
     one tool call first: small models "answer" a port or log question from the snapshot alone
     (docs/engine.md, "They finish without looking")."""
+    if isinstance(question, Question):
+        return question.resource in (Resource.CPU, Resource.MEMORY)
     return bool(_SNAPSHOT_SUBJECTS.search(question))
 
 

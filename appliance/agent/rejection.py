@@ -1,8 +1,6 @@
-"""The text the model reads when its finish is sent back, and the part of it an answer must not copy."""
+"""The text the model reads when its finish is sent back."""
 
 from __future__ import annotations
-
-import re
 
 
 def rejection_message(problem: str, evidence: list[str] | None = None, openings: tuple[str, ...] = ()) -> str:
@@ -18,20 +16,3 @@ def rejection_message(problem: str, evidence: list[str] | None = None, openings:
     if openings:
         text += "\nThe new answer begins with " + " or ".join(repr(o) for o in openings) + "."
     return text
-
-
-# Where a rejection label starts quoting the machine (a verdict, a log line, a ranked entry):
-# an answer may repeat those words, only the engine's own must not be copied.
-_QUOTED = re.compile(r"(?:\[(?:ok|warning|critical|unknown)\] \w+:|the log shows:|ranks first:|the question is about)"
-                     r".*$")
-
-
-# What a label quotes of the answer or the machine inside it: a quoted value ('…'), a path.
-_QUOTED_VALUE = re.compile(r"'[^']*'|\"[^\"]*\"|(?<![\w.])/[^\s\]]+")
-
-
-def own_words(problem: str) -> str:
-    """A rejection label without what it quotes from the machine (a verdict, a log line) or from
-    the refused answer (a value, a path): "[answer-path '/srv/x' not-in-any-observation]" leaves
-    the engine's words only, so a retry that names a real path under /srv is no copy of it."""
-    return _QUOTED_VALUE.sub(" ", _QUOTED.sub("", problem))

@@ -30,6 +30,7 @@ class RunMemory:
     log_bodies: list[str] = field(default_factory=list)
     copy_guard: list[str] = field(default_factory=lambda: list(EXAMPLE_TEXTS))
     rejected_answers: list[str] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)  # what the steps' tools showed that was new, in short
 
     def remember_body(self, step: int, source: str, body: str) -> bool:
         """Keep an observation body; True when the run had not seen it (new information)."""
@@ -37,6 +38,8 @@ class RunMemory:
         new = self.calls.is_new(body)
         if new:
             self.evidence_log.append(f"step {step} {source}: {summarize(body, 200)}")
+            if step > 0:
+                self.read.append(summarize(body, 200))
         return new
 
     def remember_log(self, status: str, body: str) -> None:

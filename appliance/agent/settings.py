@@ -66,12 +66,15 @@ class EngineSettings:
     allow_ask: bool = True
     answer_rejections: int = 1
     compact_at: float = 0.8
+    question_reader: str = "model"  # "model": the model labels the question (agent/question/classify.py); "words": the words alone
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ValueError("max_steps must be at least 1")
         if self.no_progress_steps < 1:
             raise ValueError("no_progress_steps must be at least 1")
+        if self.question_reader not in ("model", "words"):
+            raise ValueError("question_reader must be 'model' or 'words'")
         if not 0.1 <= self.compact_at <= 1.0:
             raise ValueError("compact_at must be between 0.1 and 1.0")
 

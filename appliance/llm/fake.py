@@ -38,6 +38,7 @@ class ScriptedModel:
         piece_size: int = 4,
         fail_on_call: int | None = None,
         release: threading.Event | None = None,
+        labels: Iterable[str | dict] = (),
     ) -> None:
         self.replies: deque[Reply] = deque(replies)
         self.info = ModelInfo(name=name, path="", size=0, sha256="", context_length=context_length)
@@ -47,6 +48,8 @@ class ScriptedModel:
         self.fail_on_call = fail_on_call
         self.release = release
         self.calls: list[tuple[list[Message], dict]] = []
+        self.labels: deque[str | dict] = deque(labels)
+        self.label_calls: list[tuple[list[Message], dict]] = []
         self._previous_tokens = 0
 
     @property
@@ -68,6 +71,8 @@ class ScriptedModel:
         should_stop: ShouldStop | None = None,
         on_progress: OnProgress | None = None,
     ) -> Generation:
+        if _asks_labels(schema):
+            return self._labels(messages, schema)
         call_index = len(self.calls)
         self.calls.append((list(messages), schema))
         if self.fail_on_call is not None and call_index == self.fail_on_call:
@@ -107,9 +112,22 @@ class ScriptedModel:
         )
         return Generation(text=out, finish_reason=finish, stats=stats)
 
+    def _labels(self, messages: Sequence[Message], schema: dict) -> Generation:
+        """The question's labels: the next scripted one, or an empty reply (the engine then keeps
+        the words' reading). Kept apart from `calls` and `replies`, so a test of the loop scripts
+        only its steps."""
+        self.label_calls.append((list(messages), schema))
+        reply = self.labels.popleft() if self.labels else ""
+        return Generation(text=reply if isinstance(reply, str) else json.dumps(reply), finish_reason="stop")
+
     def _released(self, should_stop: ShouldStop | None) -> bool:
         """Waits for `release` (when there is one); False when the caller stopped meanwhile."""
         while self.release is not None and not self.release.wait(0.02):
             if should_stop is not None and should_stop():
                 return False
         return True
+
+
+def _asks_labels(schema: dict) -> bool:
+    """The call asks for the question's labels (agent/question/classify.py's schema: asks, resource, fault)."""
+    return set(schema.get("properties", {})) == {"asks", "resource", "fault"}

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from appliance.agent.question.classify import is_label_call
 from appliance.agent.engine import Engine
 from appliance.agent.settings import EngineSettings
 from appliance.llm.base import GenerationStats
@@ -66,6 +67,8 @@ class FixedStatsModel(ScriptedModel):
 
     def generate(self, *args: Any, **kwargs: Any):  # type: ignore[override]
         gen = super().generate(*args, **kwargs)
+        if is_label_call(args[1] if len(args) > 1 else kwargs["schema"]):
+            return gen  # the question's labels (declined by the scripted model): no step's cost
         stats = GenerationStats(prompt_tokens_evaluated=100, prompt_tokens_reused=700, completion_tokens=50,
                                 generation_ms=1000.0, prompt_ms=200.0, threads=1, threads_batch=2)
         return dataclasses.replace(gen, stats=stats)

@@ -21,89 +21,16 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import affirms, claims_any_fault, denies_all, names_a_problem
-from appliance.agent.checks import number_forms
+from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.agent.answer.agreement import affirms, claims_any_fault, denies_all, names_a_problem
+from appliance.agent.answer.checks import number_forms
 
-WHICH = "which"
-AMOUNT = "amount"
-YES_NO = "yes_no"
-WHY = "why"
-OPEN = "open"
+from appliance.agent.question.question import (AMOUNT_FORM as AMOUNT, OPEN, WHICH, WHY, YES_NO_FORM as YES_NO,
+                                            Question, as_question, asks_ranking, is_conditional, question_form,
+                                            reports_trouble, seeks_fault)
 
-_AMOUNT_Q = re.compile(
-    r"\bhow\s+(?:many|much|long|full|big|large|old|hot|fast|often|busy)\b"
-    r"|\bwhat\s+(?:percentage|percent|fraction|share|size|temperature)\b"
-    r"|\bhow\s+(?:\w+\s+){0,3}?(?:left|free|remain\w*)\b|\buptime\b",
-    re.I,
-)
-_THING = (r"(?:process(?:es)?|program|app|application|service|daemon|file|folder|directory|dir|port|user|"
-          r"partition|filesystem|disk|mount|thing|one|task|job|unit|connection|socket|parent)")
-_WHICH_Q = re.compile(
-    rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_THING}\b|\bwho\b"
-    r"|\bwhat(?:'s|\s+is|\s+are)?\s+(?:\w+\s+)?(?:using|eating|filling|holding|taking|listening|hogging|"
-    r"consuming|running|keeping|writing|reading|spawning|opening|doing)\b"
-    r"|\bwhat(?:'s|\s+is)\s+it\b|\bfind\s+(?:it|them|the\s+\w+)\b|\bwhich\s+one\b"
-    # "what's hammering it?", "what is slowing my laptop?": a verb done to the person's thing asks for
-    # the thing doing it, whatever the verb ("what's going on with …" has no object; a cause is WHY).
-    r"|\bwhat(?:'s|\s+is|\s+are|\s+keeps)\s+(?!causing\b)\w+ing\s+(?:it|them|this|that|my|our|the|me|us)\b",
-    re.I,
-)
-_WHY_Q = re.compile(r"\bwhy\b|\bwhat\s+(?:caused|causes|went\s+wrong|is\s+wrong|'s\s+wrong|happened)\b", re.I)
-# "anything wrong with the reports?" is "is there anything wrong …?" with its verb left out; "something
-# is wrong with my disk" is a statement.
-_YES_NO_Q = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|am|will|should)\b"
-                       r"|\b(?:is|are)\s+(?:there|anything|something|any)\b"
-                       r"|^\s*(?:anything|something|any)\b(?!\s+(?:is|are|was|were|has|have|keeps|seems)\b)(?:[^.?!]|\.(?=\S))*\?",
-                       re.I)
-_SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main|closest)\b", re.I)
-_CONDITIONAL = re.compile(r"\bif so\b|^\s*(?:is|are|does|do)\s+(?:any|anything|something|there)\b", re.I)
-
-
-def is_conditional(question: str) -> bool:
-    """"Is any process …? If so, which?": a which that asks only when the answer to the yes/no is yes."""
-    return bool(_CONDITIONAL.search(question))
-
-
-def asks_ranking(question: str) -> bool:
-    """"Which process has the most threads?": a which-question for the top of a ranking, not a
-    conditional one ("Is any process hogging the CPU? If so, which?", where none is an answer)."""
-    return question_form(question) == WHICH and bool(_SUPERLATIVE.search(question)) \
-        and not _CONDITIONAL.search(question)
-
-
-_TROUBLE = re.compile(
-    r"\b(?:errors?|fail\w*|slow\w*|full|hog\w*|stuck|crash\w*|die[sd]?|dying|dead|broken|broke|wrong|problems?|"
-    r"issues?|leak\w*|high|loud|hot|eating|filling|flood\w*|zombies?|defunct|restart\w*|hang\w*|freez\w*|"
-    r"refus\w*|denied|unusual\w*|too\s+many|running\s+out|out\s+of|keeps?|won'?t|can'?t|cannot|couldn'?t|"
-    r"doesn'?t|isn'?t\s+working|not\s+working|anything|something|heavy|heavily|busy|thrash\w*|most)\b",
-    re.I,
-)
-
-
-def reports_trouble(question: str) -> bool:
-    """The question's words report or ask about trouble ("slow", "can't", "refused", "anything")."""
-    return bool(_TROUBLE.search(question))
-
-
-def seeks_fault(question: str) -> bool:
-    """True when the person reports trouble or asks what is at fault ("my laptop is slow", "which
-    process uses the most CPU?", "is anything wrong?"), not for plain facts ("what kernel does this
-    machine run?"): only then must an answer name what the checks found at fault."""
-    return question_form(question) == WHICH or reports_trouble(question)
-
-
-def question_form(question: str) -> str:
-    """The form of a question: amount, which, why, yes_no or open (a statement such as "my
-    laptop is slow" is open: a culprit or an all-clear both fit)."""
-    if _AMOUNT_Q.search(question):
-        return AMOUNT
-    if _WHICH_Q.search(question):
-        return WHICH
-    if _WHY_Q.search(question):
-        return WHY
-    if _YES_NO_Q.search(question):
-        return YES_NO
-    return OPEN
+__all__ = ["AMOUNT", "OPEN", "WHICH", "WHY", "YES_NO", "asks_ranking", "is_conditional", "question_form",
+           "reports_trouble", "seeks_fault"]
 
 
 @dataclass(frozen=True)
@@ -170,9 +97,16 @@ def log_error_lines(bodies: Iterable[str]) -> list[str]:
     return lines
 
 
-def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
+def check_fit(question: "Question | str", answer: str, result: dict, bodies: list[str], *,
               log_bodies: Iterable[str] = (), culprits: Iterable[str] = (), causes: Iterable[str] = ()) -> str | None:
-    """None when the answer has the shape its question asks for, else a short reason label.
+    """The reason `fit_misfit` gives, as the model reads it."""
+    misfit = fit_misfit(question, answer, result, bodies, log_bodies=log_bodies, culprits=culprits, causes=causes)
+    return misfit.reason if misfit is not None else None
+
+
+def fit_misfit(question: "Question | str", answer: str, result: dict, bodies: list[str], *,
+               log_bodies: Iterable[str] = (), culprits: Iterable[str] = (), causes: Iterable[str] = ()) -> Misfit | None:
+    """None when the answer has the shape its question asks for, else why not.
 
     log_bodies: the observations that read a log (a why/open answer must quote their cause).
     culprits: what the checks' verdicts name at fault (a verdict names a process in prose).
@@ -188,21 +122,24 @@ def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
             observed |= _numbers_in(body)
         numbers = [m.group(1) for m in _NUMBER.finditer(stated)]
         if not numbers:
-            return "[no-number: the question asks how much, how many or how long; give the number and unit an observation shows]"
+            return Misfit(Kind.NO_NUMBER, "[no-number: the question asks how much, how many or how long; give the number "
+                                          "and unit an observation shows]")
         if not any(_observed_number(n, observed) for n in numbers):
-            return f"[number {numbers[0]!r} not-in-any-observation]"
+            return Misfit(Kind.NO_NUMBER, f"[number {numbers[0]!r} not-in-any-observation]",
+                          own="[number not-in-any-observation]")
         return None
     named_culprit = any(re.search(rf"(?<![\w/.-]){re.escape(c.lower())}(?![\w-])", stated.lower())
                         for c in culprits if len(c) >= 3)
     if form == WHICH and not all_clear and not named_culprit and not names_entity(stated, bodies):
-        return ("[names-no-thing: the question asks which process, file, folder or port; name one that an "
-                "observation shows, or use a tool that lists them]")
-    if form == WHICH and not all_clear and _SUPERLATIVE.search(question):
+        return Misfit(Kind.NAMES_NO_THING, "[names-no-thing: the question asks which process, file, folder or port; "
+                                           "name one that an observation shows, or use a tool that lists them]")
+    if form == WHICH and not all_clear and as_question(question).superlative:
         firsts = ranked_firsts(bodies)
         if firsts and not any(r.subject.lower() in stated.lower() for r in firsts):
             named_other = any(p.lower() in stated.lower() for p in _other_subjects(bodies, firsts))
             if named_other:
-                return f"[not-the-first: the observation ranks first: {firsts[-1].line[:120]}]"
+                return Misfit(Kind.NOT_FIRST, f"[not-the-first: the observation ranks first: {firsts[-1].line[:120]}]",
+                              own="[not-the-first: the observation ranks first]")
     if form in (WHY, OPEN, YES_NO):
         errors = log_error_lines(log_bodies)
         values = [str(v) for v in result.values() if isinstance(v, str)]
@@ -210,7 +147,8 @@ def check_fit(question: str, answer: str, result: dict, bodies: list[str], *,
                           for c in causes if len(c) >= 3)
         if errors and not named_cause and not any(_quotes_line(stated, line) or any(_quotes_value(v, line) for v in values)
                                                   for line in errors):
-            return f"[log-errors-not-quoted: the log shows: {errors[0][:120]}]"
+            return Misfit(Kind.LOG_NOT_QUOTED, f"[log-errors-not-quoted: the log shows: {errors[0][:120]}]",
+                          own="[log-errors-not-quoted: the log shows]")
     return None
 
 
@@ -252,12 +190,12 @@ def _other_subjects(bodies: Iterable[str], firsts: list[Ranked]) -> set[str]:
     return others
 
 
-def outside_place(question: str, answer: str, result: Mapping[str, Any], places: Sequence[str],
+def outside_place(question: "Question | str", answer: str, result: Mapping[str, Any], places: Sequence[str],
                   bodies: Iterable[str]) -> str | None:
     """A which-question about a folder it names ("which folder under /srv/projects …?") is answered
     with the folder or an entry under it that an observation shows (its full path or its name), or
     with a no; "/ is the fullest filesystem" answers another question."""
-    asks_which = question_form(question) == WHICH or re.search(r"\bwhich\b", question, re.I)
+    asks_which = question_form(question) == WHICH or as_question(question).says_which
     if not asks_which or not places or denies_all(answer):
         return None
     roots = [p.rstrip("/").lower() for p in places if p.rstrip("/")]
@@ -281,16 +219,16 @@ def begins_yes_or_no(answer: str) -> bool:
     return _YES_OR_NO.search(answer) is not None
 
 
-def yes_or_no(question: str, answer: str, findings: Sequence[Any], bodies: Iterable[str] = ()) -> str | None:
+def yes_or_no(question: "Question | str", answer: str, findings: Sequence[Any], bodies: Iterable[str] = ()) -> str | None:
     """A yes/no question is answered yes or no: in words, by saying nothing is wrong, by repeating
     the question's claim, by naming a fault (a claim of a family's fault, a problem the checks
     found), or, when it also asks "if so, which?", by naming the thing; "the process API is
     sleeping" to "is any process close to its open-file limit?" is none of these."""
     if question_form(question) != YES_NO or begins_yes_or_no(answer) or denies_all(answer):
         return None
-    if re.search(r"\bwhich\b", question, re.I) and names_entity(answer, bodies):
+    if as_question(question).says_which and names_entity(answer, bodies):
         return None
-    if affirms(answer, question) or claims_any_fault(answer):
+    if affirms(answer, as_question(question).text) or claims_any_fault(answer):
         return None
     if names_a_problem(answer, findings):
         return None

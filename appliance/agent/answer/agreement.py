@@ -12,10 +12,13 @@ phrases per family, below); a claim is contradicted only when that family's verd
 
 from __future__ import annotations
 
+from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.agent.question.question import Question, as_question
+
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.checks import says_all_clear
+from appliance.agent.answer.checks import says_all_clear
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 
@@ -125,7 +128,14 @@ def claims_any_fault(text: str) -> bool:
 
 
 def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
-               family: str | None, question: str | None = None) -> tuple[str | None, tuple[str, ...]]:
+               family: str | None, question: "Question | str | None" = None) -> tuple[str | None, tuple[str, ...]]:
+    """`yes_no_misfit` with its reason as the model reads it."""
+    misfit, drop = yes_no_misfit(answer, result, findings, family, question)
+    return (misfit.reason if misfit is not None else None), drop
+
+
+def yes_no_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                  family: str | None, question: "Question | str | None" = None) -> tuple[Misfit | None, tuple[str, ...]]:
     """For "is any … ?" about a family the checks judge: (a reason, fields to drop). A claim of the
     family's fault while its verdict is ok goes back, and so does a "yes" when the question itself
     claims that fault ("is the disk full?"; not "does one folder take more space?", whose yes is
@@ -136,15 +146,17 @@ def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Findin
     if not verdicts or any(f.is_problem for f in verdicts):
         return None, ()
     stated = " ".join([answer, *(str(v) for v in result.values())])
-    says_yes = _YES.search(answer) and (question is None or claims_fault(question, family))
+    asked = None if question is None else as_question(question).text
+    says_yes = _YES.search(answer) and (asked is None or claims_fault(asked, family))
     if says_yes or claims_fault(stated, family):
-        return f"[contradicts-check: {verdicts[0].line()[:200]}]", ()
-    if question is not None and claims_fault(question, family) and not denies_all(answer) \
+        return _contradicts(verdicts[0], 200), ()
+    if asked is not None and claims_fault(asked, family) and not denies_all(answer) \
             and not names_a_problem(stated, findings):
         # neither yes nor no ("the top process is python, 42.9 MiB" for "is any process using an
         # unusual amount of memory?"): the verdict says no, so must the answer (unless it names a
         # problem the checks found in another family)
-        return f"[say-yes-or-no: {verdicts[0].line()[:200]}]", ()
+        return Misfit(Kind.SAY_YES_OR_NO, f"[say-yes-or-no: {verdicts[0].line()[:200]}]", verdicts[0],
+                      own="[say-yes-or-no]"), ()
     return None, tuple(k for k in ("culprit", "process", "pid") if k in result)
 
 
@@ -176,25 +188,30 @@ _QUESTION_HEAD = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|w
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
-def affirms(answer: str, question: str) -> bool:
+def affirms(answer: str, question: "Question | str") -> bool:
     """The answer to a yes/no question says yes: it begins with "yes", or a clause of it repeats the
     question's last words ("… is about to fill up" for "is /srv about to fill up?") without a
     negation."""
     if _YES.search(answer):
         return True
-    tail = _WORDS.findall(_QUESTION_HEAD.sub("", question.lower()))[-3:]
+    tail = _WORDS.findall(_QUESTION_HEAD.sub("", as_question(question).text.lower()))[-3:]
     if len(tail) < 3:
         return False
     phrase = " ".join(tail)
     return any(phrase in " ".join(_WORDS.findall(c.lower())) and not _NEGATION.search(c) for c in clauses(answer))
 
 
-def place_fit(answer: str, question: str, places: Sequence[Finding]) -> str | None:
+def place_fit(answer: str, question: "Question | str", places: Sequence[Finding]) -> Misfit | None:
     """For a yes/no question about a place the checks judged fine: a "yes" contradicts them."""
     fine = [f for f in places if not f.is_problem]
     if not fine or any(f.is_problem for f in places) or not affirms(answer, question):
         return None
-    return f"[contradicts-check: {fine[0].line()[:200]}]"
+    return _contradicts(fine[0], 200)
+
+
+def _contradicts(finding: Finding, room: int) -> Misfit:
+    """The answer says what `finding`, a verdict of the checks, denies (or denies what it found)."""
+    return Misfit(Kind.CONTRADICTS, f"[contradicts-check: {finding.line()[:room]}]", finding, own="[contradicts-check]")
 
 
 def names_a_problem(stated: str, findings: Sequence[Finding]) -> bool:
@@ -210,7 +227,14 @@ def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[F
 
 def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
                     topics: Sequence[str]) -> str | None:
-    """None when the answer agrees with the verdicts, else a reason that quotes the verdict.
+    """`agreement_misfit` as the model reads it."""
+    misfit = agreement_misfit(answer, result, findings, topics)
+    return misfit.reason if misfit is not None else None
+
+
+def agreement_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                     topics: Sequence[str]) -> Misfit | None:
+    """None when the answer agrees with the verdicts, else the verdict it contradicts.
 
     findings: every verdict of the run's first check; topics: the families the question is about."""
     if not findings:
@@ -221,7 +245,7 @@ def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[F
         # an answer that names what one of the problems names states it, in the verdict's own
         # negative words ("nothing listens on tcp port 54161: … is down"), and denies nothing
         if problems and not names_a_problem(stated, problems):
-            return f"[contradicts-check: {problems[0].line()[:160]}]"
+            return _contradicts(problems[0], 160)
     by_family: dict[str, list[Finding]] = {}
     for finding in findings:
         by_family.setdefault(finding.family, []).append(finding)
@@ -230,7 +254,7 @@ def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[F
         if not verdicts or not claims_fault(stated, family):
             continue
         if all(v.severity == OK for v in verdicts):
-            return f"[contradicts-check: {verdicts[0].line()[:160]}]"
+            return _contradicts(verdicts[0], 160)
     return None
 
 

@@ -14,24 +14,26 @@ shows, with no verdict to say what it should have named, is sent back without an
 
 from __future__ import annotations
 
+from appliance.agent.answer.misfit import NO_REAL_CULPRIT, Kind, Misfit
+from appliance.agent.question.question import Question, as_question
+
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.agreement import check_agreement, claims_any_fault, denies_all, named_processes
-from appliance.agent.checks import copies
-from appliance.agent.answer_fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, begins_yes_or_no, is_conditional,
+from appliance.agent.answer.agreement import agreement_misfit, claims_any_fault, denies_all, named_processes
+from appliance.agent.answer.checks import copies
+from appliance.agent.answer.fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, begins_yes_or_no, is_conditional,
                                         question_form, ranked_firsts, reports_trouble, seeks_fault)
-from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, named_ports
-from appliance.agent.port_fit import UNASKED_PORT, port_opening
-from appliance.agent.judge import answers_unasked_which, verdicts_clear
+from appliance.agent.question.question import named_ports
+from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.agent.answer.ports import port_opening
+from appliance.agent.answer.rules import answers_unasked_which, verdicts_clear
 from appliance.analyzers.base import OK, Finding
 
 NO_PROBLEM = "No problem found: "
 LOG_CAUSE = "The log shows: "
 MAX_OPENINGS = 4
-# The family of the verdict a "[contradicts-check: [ok] cpu: …]" label quotes.
-_CONTRADICTED = re.compile(r"^\[(?:contradicts-check|say-yes-or-no): \[(\w+)\] (\w+):")
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def headline(finding: Finding) -> str:
     return head
 
 
-def fine_opening(fine: Finding, question: str) -> str:
+def fine_opening(fine: Finding, question: "Question | str") -> str:
     """What a retry resting on an ok verdict begins with: "No problem found: " and the verdict's
     headline, and for a how-much question also the verdict's first clause with a number ("…: no
     filesystem is full: the fullest, / (ext4) is 26 % used, …"): the form check asks such an
@@ -104,13 +106,13 @@ def fine_opening(fine: Finding, question: str) -> str:
     return f"{opening}: {numbered}"
 
 
-def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:
+def _contradicted_ok(misfit: Misfit | None, evidence: Evidence) -> Finding | None:
     """The ok verdict of the question's place or one of its families that the refused answer
     contradicted (the place's own verdict first)."""
-    match = _CONTRADICTED.match(problem)
-    if not match or match.group(1) != "ok":
+    if misfit is None or misfit.kind not in (Kind.CONTRADICTS, Kind.SAY_YES_OR_NO) or misfit.finding is None \
+            or misfit.finding.severity != OK:
         return None
-    family = match.group(2)
+    family = misfit.finding.family
     at_place = [f for f in evidence.places if f.family == family and not f.is_problem]
     if at_place:
         return at_place[0]
@@ -119,17 +121,11 @@ def _contradicted_ok(problem: str, evidence: Evidence) -> Finding | None:
     return next((f for f in evidence.findings if f.family == family and not f.is_problem), None)
 
 
-# Refusals that say the answer named no real culprit (itself, one no observation shows, none, or
-# only what it filtered by).
-_NO_REAL_CULPRIT = ("[claims-no-fault", "[names-the-appliance-itself", "[result.", "[no-observed-fact-named",
-                    UNASKED_PORT)
-
-
-def _fine_topic(problem: str, question: str, evidence: Evidence) -> Finding | None:
+def _fine_topic(misfit: Misfit, question: "Question | str", evidence: Evidence) -> Finding | None:
     """For an answer that named no real culprit, asked what is wrong where the checks found nothing
     wrong in the question's fault families (and it names no place): the first ok verdict of those
     families (the general ones when it names none)."""
-    if not problem.startswith(_NO_REAL_CULPRIT) or evidence.looks or evidence.places:
+    if misfit.kind not in NO_REAL_CULPRIT or evidence.looks or evidence.places:
         return None
     if not seeks_fault(question) or not verdicts_clear(evidence):
         return None
@@ -142,11 +138,11 @@ def _first_ok(evidence: Evidence, families: Sequence[str]) -> Finding | None:
                  if f.family == family and f.severity == OK), None)
 
 
-def _ranked(problem: str, question: str, evidence: Evidence, bodies: Sequence[str]) -> list[str]:
+def _ranked(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies: Sequence[str]) -> list[str]:
     """For a which-question: the processes the verdicts of the question's own families name (the
     threads verdict names the process with the most threads; a CPU ranking would not), else the
     first-ranked subjects of the observations."""
-    if question_form(question) != WHICH and not problem.startswith(("[not-the-first", "[names-no-thing")):
+    if question_form(question) != WHICH and misfit.kind not in (Kind.NOT_FIRST, Kind.NAMES_NO_THING):
         return []
     if is_conditional(question) and verdicts_clear(evidence):
         return []  # "If so, which?" where the checks found none: the answer is no, not the top entry
@@ -169,37 +165,36 @@ def _ranking_clause(name: str, evidence: Evidence) -> str:
     return name
 
 
-def steer(problem: str, question: str, evidence: Evidence, bodies: Sequence[str],
+def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies: Sequence[str],
           log_errors: Sequence[str] = (), answer: str = "", result: Mapping[str, Any] | None = None) -> Steer:
-    """The culprits and openings for the retry of an answer refused with `problem`.
+    """The culprits and openings for the retry of an answer refused with `misfit`.
 
     log_errors: the error lines of the log the question is about (a refused answer that did not
     quote them begins with the log's words). answer/result: the refused answer, asked whether it
     also contradicts a verdict when it was refused for another reason first."""
-    if problem.startswith("[log-errors-not-quoted") and log_errors:
+    if misfit.kind is Kind.LOG_NOT_QUOTED and log_errors:
         return Steer(openings=(log_cause(evidence, log_errors),))
-    if problem == SAY_YES_OR_NO:
+    if misfit.kind is Kind.SAY_YES_OR_NO and misfit.finding is None:
         fine = None if claims_any_fault(answer) else _all_fine(question, evidence)
         if fine is not None:  # the checks answered it: what they found at the place, or in the topic
             return Steer(openings=(fine_opening(fine, question),))
         return Steer(openings=("Yes", "No"))  # the form is settled, not the answer
-    at_port = port_opening(problem, evidence.findings, named_ports(question))
+    at_port = port_opening(misfit, evidence.findings, named_ports(question))
     if at_port is not None:
         culprits, opening = at_port
         return Steer(culprits=culprits, openings=(opening[:MAX_OPENING],))
     problems = topic_problems(evidence)
-    if problems and not problem.startswith(("[not-the-first", "[names-no-thing")):
+    if problems and misfit.kind not in (Kind.NOT_FIRST, Kind.NAMES_NO_THING):
         names = tuple(_names(problems)[:MAX_OPENINGS])
         openings = tuple(dict.fromkeys(statement(f) for f in problems))[:MAX_OPENINGS]
         return Steer(culprits=names, openings=openings)
-    ranked = _ranked(problem, question, evidence, bodies)
+    ranked = _ranked(misfit, question, evidence, bodies)
     if ranked:
         names = tuple(ranked[:MAX_OPENINGS])
         return Steer(culprits=names, openings=tuple(_ranking_clause(name, evidence) for name in names))
-    fine = _contradicted_ok(problem, evidence) or _fine_topic(problem, question, evidence)
+    fine = _contradicted_ok(misfit, evidence) or _fine_topic(misfit, question, evidence)
     if fine is None and answer:
-        fine = _contradicted_ok(check_agreement(answer, result or {}, evidence.findings, evidence.topics) or "",
-                                evidence)
+        fine = _contradicted_ok(agreement_misfit(answer, result or {}, evidence.findings, evidence.topics), evidence)
     if fine is None and not problems:
         fine = fine_place(question, evidence)
     if fine is not None and not problems:
@@ -232,10 +227,10 @@ def log_cause(evidence: Evidence, log_errors: Sequence[str]) -> str:
     return f"{LOG_CAUSE}«{line}»" if line else LOG_CAUSE
 
 
-LAST_STEP = "[last-step]"
+LAST_STEP = Misfit(Kind.LAST_STEP, "[last-step]", invented=False)
 
 
-def steer_last(question: str, evidence: Evidence, bodies: Sequence[str], log_errors: Sequence[str] = ()) -> Steer:
+def steer_last(question: "Question | str", evidence: Evidence, bodies: Sequence[str], log_errors: Sequence[str] = ()) -> Steer:
     """What a step that may only finish (the step limit, no progress, the model's own stop) must
     begin with, when no refusal settled it already: what the checks settled for the question,
     as a refused answer's retry would be steered, and for a yes/no question the checks judged
@@ -248,7 +243,7 @@ def steer_last(question: str, evidence: Evidence, bodies: Sequence[str], log_err
     return Steer(openings=(fine_opening(fine, question),)) if fine is not None else steering
 
 
-def topic_fact(question: str, evidence: Evidence) -> str | None:
+def topic_fact(question: "Question | str", evidence: Evidence) -> str | None:
     """For "how long / how many / how full …?": the ok verdict of the question's first family that
     has one states the amount ("up 16 h 9 min since 2026-12-01 10:29; …"), so a refused answer's
     retry begins with it; cut to its first clause with a number when it is too long to leave room."""
@@ -298,7 +293,7 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     return (opening + " ".join([head, *kept]) if kept else opening + head).strip()
 
 
-def _by_form(question: str, answer: str) -> Steer:
+def _by_form(question: "Question | str", answer: str) -> Steer:
     """Nothing the checks settled says what the retry should name, but the question's form says
     how it begins: a yes/no question's answer begins "Yes" or "No" (the form settled, not the
     answer). A refused answer that began so gets no opening: it would be the same again."""
@@ -310,7 +305,7 @@ def _by_form(question: str, answer: str) -> Steer:
 _FILESYSTEM_FAMILIES = ("filesystem_full", "inodes", "readonly_fs")
 
 
-def _all_fine(question: str, evidence: Evidence) -> Finding | None:
+def _all_fine(question: "Question | str", evidence: Evidence) -> Finding | None:
     """For a yes/no question whose places (or, naming none, whose fault families) the checks all
     judged fine: the verdict a "no" rests on; None when any of them found a problem. A question
     whose words name no family but some trouble ("is something odd going on?") is about the
@@ -324,7 +319,7 @@ def _all_fine(question: str, evidence: Evidence) -> Finding | None:
     return _first_ok(evidence, evidence.topics or GENERAL_FAMILIES)
 
 
-def backed_no(question: str, answer: str, evidence: Evidence) -> str:
+def backed_no(question: "Question | str", answer: str, evidence: Evidence) -> str:
     """An accepted answer to a yes/no question (or "… If so, which?") that denies every fault without saying "no" ("There
     are no crash-looping processes", "X is asleep, not a CPU hog") begins with the verdict the
     denial rests on, "No problem found: <verdict>. ", when the checks judged every place (or the
@@ -340,7 +335,7 @@ def backed_no(question: str, answer: str, evidence: Evidence) -> str:
     return f"{NO_PROBLEM}{headline(fine).rstrip('.')}. {answer}"
 
 
-def without_unasked_which(question: str, answer: str, evidence: Evidence) -> str:
+def without_unasked_which(question: "Question | str", answer: str, evidence: Evidence) -> str:
     """An accepted "no" to "… If so, which?" whose later sentences go on to name the top of an ok
     ranking (`judge.answers_unasked_which`) keeps its first sentence and its other ones: the no is
     the answer, and the name beside it reads as the culprit the checks found none of."""
@@ -352,7 +347,7 @@ def without_unasked_which(question: str, answer: str, evidence: Evidence) -> str
     return " ".join([first, *kept])
 
 
-def fine_place(question: str, evidence: Evidence) -> Finding | None:
+def fine_place(question: "Question | str", evidence: Evidence) -> Finding | None:
     """For a yes/no question (or "… If so, which?") about places the checks all judged fine: the verdict on what the
     place is (its folder ranking, its log, its settings), by the question's topics, before the
     verdicts of the filesystem that holds it."""

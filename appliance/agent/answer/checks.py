@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.analyzers.base import Finding
+
 # Fields that must be copied exactly from an observation, and those that may be phrased freely
 # (then at least one of their words or numbers must come from an observation).
 EXACT_FIELDS = ("process", "pid", "path", "port")
@@ -192,6 +195,17 @@ class Verdict:
     dropped: tuple[str, ...] = ()
     invented: bool = False  # the problem is a fact no observation shows (never passed on as is)
     copied: bool = False  # the answer copies the prompt's example or the engine's own words
+    kind: Kind | None = None  # what the problem is (agent/answer/misfit.py)
+    own: str = ""  # the problem's own words, without the value it quotes from the answer
+    finding: Finding | None = None  # the verdict the problem rests on
+    rule: str = ""  # the answer rule that found it (agent/answer/rules.py)
+
+    @property
+    def misfit(self) -> Misfit | None:
+        """The problem as a value (what steering and the engine's own answer act on)."""
+        if self.problem is None or self.kind is None:
+            return None
+        return Misfit(self.kind, self.problem, self.finding, own=self.own, invented=self.invented, rule=self.rule)
 
 
 def _norm_words(text: str) -> list[str]:
@@ -235,28 +249,20 @@ def _not_an_answer(answer: str, result: dict, *, tools_worked: bool, looked: boo
     """The refusals that need no observation: empty, a repeat of a refused answer, copied text, an
     answer before looking, a refusal while the tools work."""
     if not answer.strip():
-        return Verdict("[empty-answer]", result)
+        return Verdict("[empty-answer]", result, kind=Kind.EMPTY)
     if normalized(answer) in set(rejected):
-        return Verdict("[same-answer-as-rejected]", result, copied=True)
+        return Verdict("[same-answer-as-rejected]", result, copied=True, kind=Kind.SAME_AS_REJECTED)
     if copies(answer, copied_texts):
-        return Verdict("[copied-text: not from this machine]", result, copied=True)
+        return Verdict("[copied-text: not from this machine]", result, copied=True, kind=Kind.COPIED)
     if not looked:
-        return Verdict("[no-tool-used-yet: call a tool first]", result)
+        return Verdict("[no-tool-used-yet: call a tool first]", result, kind=Kind.NO_TOOL_YET)
     if REFUSAL.search(answer) and tools_worked:
-        return Verdict("[refusal-while-tools-work]", result)
+        return Verdict("[refusal-while-tools-work]", result, kind=Kind.REFUSAL)
     return None
 
 
-def check_answer(
-    answer: str,
-    result: Mapping[str, Any],
-    bodies: list[str],
-    *,
-    tools_worked: bool,
-    looked: bool = True,
-    copied_texts: Iterable[str] = (),
-    rejected: Iterable[str] = (),
-) -> Verdict:
+def check_answer(answer: str, result: Mapping[str, Any], bodies: list[str], *, tools_worked: bool,
+                 looked: bool = True, copied_texts: Iterable[str] = (), rejected: Iterable[str] = ()) -> Verdict:
     """Accept, accept with unbacked minor fields dropped, or reject with the reason for the model.
 
     looked: a tool was called beyond the snapshot, or the snapshot plainly answers the question.
@@ -290,10 +296,12 @@ def check_answer(
     fatal = [k for k in unbacked if k in MAIN_FIELDS and not (k in LOOSE_FIELDS and (grounded or names_observed))]
     if unbacked and (len(unbacked) == len(result) or fatal):
         key = (fatal or unbacked)[0]
-        return Verdict(f"[result.{key}={result[key]!r} not-in-any-observation]", result, invented=True)
+        return Verdict(f"[result.{key}={result[key]!r} not-in-any-observation]", result, invented=True,
+                       kind=Kind.UNBACKED_FIELD, own=f"[result.{key} not-in-any-observation]")
     invented_path = next((p for p in _paths_in(answer) if p not in haystack), None)
     if invented_path is not None:
-        return Verdict(f"[answer-path {invented_path!r} not-in-any-observation]", result, invented=True)
+        return Verdict(f"[answer-path {invented_path!r} not-in-any-observation]", result, invented=True,
+                       kind=Kind.UNBACKED_PATH, own="[answer-path not-in-any-observation]")
     kept = {k: v for k, v in result.items() if k not in unbacked}
     # An answer that says nothing is wrong contradicts a culprit in its result (Qwen 1.5B: "The
     # weekly backup log does not report any errors." with culprit "backup log"): the culprit goes,
@@ -305,5 +313,5 @@ def check_answer(
         stated = " ".join([answer, *(str(v) for v in kept.values())])
         # `grounded` already asked whether a kept value quotes an observation
         if not grounded and not _mentions(stated, haystack, observed_facts(bodies)):
-            return Verdict("[no-observed-fact-named]", final, dropped)
+            return Verdict("[no-observed-fact-named]", final, dropped, kind=Kind.NO_FACT)
     return Verdict(None, final, dropped)

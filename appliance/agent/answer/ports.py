@@ -10,16 +10,19 @@ agree with it, and a denial about a port the question never named answers anothe
 
 from __future__ import annotations
 
+from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.agent.question.question import Question, as_question
+
 import re
 from typing import Any, Mapping, Sequence
 
-from appliance.agent.agreement import clauses, denies_all, names_process
-from appliance.agent.answer_fit import WHICH, question_form
+from appliance.agent.answer.agreement import clauses, denies_all, names_process
+from appliance.agent.answer.fit import WHICH, question_form
+from appliance.agent.evidence import LISTENING, PORT_NAMED
 from appliance.analyzers.base import Finding
 
 PORT_VERDICT = "[port-verdict"
 UNASKED_PORT = "[unasked-port"
-LISTENING = "listening"
 
 _NOT_FREE = re.compile(r"\b(?:not|isn'?t|is\s+not)\s+(?:free|available|unused)\b", re.I)
 _FREE = re.compile(r"\b(?:free|available|unused|nothing\s+(?:is\s+)?listen\w*|no\s+(?:process|program|service|one)\s+"
@@ -51,7 +54,7 @@ def _names_owner(stated: str, verdict: Finding) -> bool:
     return names_process(stated, owner, verdict.values.get("owner_pid"))
 
 
-def port_fit(question: str, answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+def port_fit(question: "Question | str", answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
              ports: Sequence[int]) -> str | None:
     """A reason quoting the port's verdict when the answer calls a listened-on port free, a free
     one in use, or answers "which process?" without the owner the verdict names (or, where
@@ -70,18 +73,6 @@ def port_fit(question: str, answer: str, result: Mapping[str, Any], findings: Se
     return f"{PORT_VERDICT}: {verdict.line()[:200]}]" if wrong else None
 
 
-_PORT_NAMED = re.compile(r"\bports?\s+(\d{1,5})\b", re.I)
-
-
-def asked_ports(question_ports: Sequence[int], findings: Sequence[Finding]) -> list[int]:
-    """The ports an answer may deny things about: the ones the question names, and the ones the
-    checks' verdicts name (a log's refused dependency: "nothing listens on tcp port 54161")."""
-    ports = list(question_ports)
-    for finding in findings:
-        ports += [int(m.group(1)) for m in _PORT_NAMED.finditer(finding.verdict)]
-    return ports
-
-
 def unasked_port(answer: str, ports: Sequence[int]) -> str | None:
     """A reason when the answer denies something at a port that neither the question nor a
     verdict names (`ports`, from `asked_ports`; "there are no established connections on port 443"
@@ -90,17 +81,17 @@ def unasked_port(answer: str, ports: Sequence[int]) -> str | None:
     for clause in clauses(answer):
         if not _NEGATION.search(clause):
             continue
-        for match in _PORT_NAMED.finditer(clause):
+        for match in PORT_NAMED.finditer(clause):
             if int(match.group(1)) not in ports:
                 return (f"{UNASKED_PORT}: the answer is about port {match.group(1)}, which the question does not "
                         "name; answer what it asks]")
     return None
 
 
-def port_opening(problem: str, findings: Sequence[Finding], ports: Sequence[int]) -> tuple[tuple[str, ...], str] | None:
+def port_opening(misfit: Misfit, findings: Sequence[Finding], ports: Sequence[int]) -> tuple[tuple[str, ...], str] | None:
     """For an answer refused with the port's verdict: (the culprits the retry may name, the
     opening it begins with: the verdict's own statement)."""
-    if not problem.startswith(PORT_VERDICT):
+    if misfit.kind is not Kind.PORT_VERDICT:
         return None
     verdicts = port_verdicts(findings, ports)
     if not verdicts:

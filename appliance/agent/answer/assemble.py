@@ -1,0 +1,63 @@
+"""The answer the engine puts together itself, when the model gave none that holds: in plain words,
+what was asked about, what the checks found and what they found fine, said to be the appliance's.
+
+Why plain words: a person reads this answer like any other; a label such as "[claims-no-fault: …]"
+or "[warning] cpu:" tells them nothing and reads like a failure of the tool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from appliance.agent.question.kinds import Asks, Resource
+from appliance.agent.question.question import Question
+from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, finding_fields
+
+SHOWN = 3
+# What a question about each resource is about, as a person would say it.
+_ABOUT: dict[Resource, str] = {
+    Resource.CPU: "the processor", Resource.MEMORY: "memory", Resource.DISK_SPACE: "disk space",
+    Resource.DISK_IO: "disk activity", Resource.NETWORK: "the network", Resource.FILES: "open files",
+    Resource.PROCESSES: "processes", Resource.TIME: "the clock and uptime", Resource.LOGS: "the logs",
+    Resource.CONFIG: "the settings", Resource.NONE: "this machine",
+}
+
+
+@dataclass(frozen=True)
+class Assembled:
+    text: str
+    result: dict[str, Any]
+    evidence: tuple[str, ...]
+
+
+def _sentences(verdicts: list[str]) -> str:
+    return "; ".join(v.rstrip(". ") for v in verdicts) + "."
+
+
+def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence[str] = ()) -> Assembled:
+    """What the checks found about the question, problems first, then what they judged fine in
+    its families, then the last things the steps' tools showed (`read`); `reason`: why the model's
+    answer is not given (plain words)."""
+    if question.asks is Asks.OUT_OF_SCOPE:
+        text = ("This question is not about this computer, so the appliance cannot answer it from what the machine "
+                f"shows (answer put together by the appliance: {reason}).")
+        return Assembled(text, {}, ())
+    shown = evidence.shown()
+    problems = [f for f in shown if f.is_problem][:SHOWN]
+    asked = evidence.topics or GENERAL_FAMILIES
+    fine = [f for f in shown if not f.is_problem and (f.family in asked or f in evidence.places)][:SHOWN]
+    parts = []
+    if problems:
+        parts.append(f"The appliance's checks found a problem: {_sentences([f.verdict for f in problems])}")
+    if fine:
+        lead = "They found nothing wrong here" if problems else f"The checks of {_ABOUT[question.resource]} found nothing wrong"
+        parts.append(f"{lead}: {_sentences([f.verdict for f in fine])}")
+    if read:
+        parts.append(f"What the appliance read on the way: {_sentences(list(read[-SHOWN:]))}")
+    if not parts:
+        parts.append(f"The appliance has no check that answers this about {_ABOUT[question.resource]}, and the "
+                     "model gave no answer that this machine's readings back.")
+    parts.append(f"(Answer put together by the appliance from its checks: {reason}.)")
+    lines = tuple(f.verdict for f in problems + fine)
+    return Assembled(" ".join(parts), finding_fields(problems[0]) if problems else {}, lines)

@@ -1,0 +1,78 @@
+"""The labels a question is read into: what it asks for, and which part of the machine it is about.
+
+Why enums: a small model picks one label of a short list well under a grammar, and every rule that
+judges an answer declares the kinds it applies to in these terms, never in the question's words.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Sequence
+
+
+class Asks(str, Enum):
+    """What the question asks for."""
+
+    PROCESS = "process"
+    USER = "user"
+    FILE = "file"
+    FOLDER = "folder"
+    FILESYSTEM = "filesystem"
+    PORT = "port"  # a port or a socket
+    SERVICE = "service"
+    LOG_CAUSE = "log_cause"
+    COUNT = "count"
+    AMOUNT = "amount"  # an amount with its unit
+    YES_NO = "yes_no"
+    EXPLANATION = "explanation"  # the explanation of a symptom
+    SYSTEM_FACT = "system_fact"
+    OUT_OF_SCOPE = "out_of_scope"
+
+
+class Resource(str, Enum):
+    """Which part of the machine the question is about."""
+
+    CPU = "cpu"
+    MEMORY = "memory"
+    DISK_SPACE = "disk_space"
+    DISK_IO = "disk_io"
+    NETWORK = "network"
+    FILES = "files"  # files and handles
+    PROCESSES = "processes"
+    TIME = "time"
+    LOGS = "logs"
+    CONFIG = "config"
+    NONE = "none"
+
+
+# The shape an answer must have, by what is asked (the old "forms"; answer rules read them).
+WHICH, AMOUNT_FORM, YES_NO_FORM, WHY, OPEN = "which", "amount", "yes_no", "why", "open"
+
+# Kinds whose answer names one thing an observation shows.
+THINGS = frozenset({Asks.PROCESS, Asks.USER, Asks.FILE, Asks.FOLDER, Asks.FILESYSTEM, Asks.PORT, Asks.SERVICE})
+# Kinds whose answer is a number with its unit.
+NUMBERS = frozenset({Asks.COUNT, Asks.AMOUNT})
+# Every kind a machine can answer.
+ANSWERABLE = frozenset(Asks) - {Asks.OUT_OF_SCOPE}
+
+# The analyzer families that judge a resource, used when the question's words name none of them
+# (a complaint in words no family lists still gets the verdicts of the part it is about).
+RESOURCE_FAMILIES: dict[Resource, tuple[str, ...]] = {
+    Resource.CPU: ("cpu",),
+    Resource.MEMORY: ("memory", "swap", "oom"),
+    Resource.DISK_SPACE: ("filesystem_full", "inodes", "deleted_open"),
+    Resource.DISK_IO: ("disk_io",),
+    Resource.NETWORK: ("listening", "connections"),
+    Resource.FILES: ("open_files",),
+    Resource.PROCESSES: ("zombies", "threads", "restarts"),
+    Resource.TIME: ("clock", "uptime"),
+    Resource.LOGS: ("log_errors", "kernel_errors"),
+    Resource.CONFIG: (),
+    Resource.NONE: (),
+}
+
+
+def with_resource(families: tuple[str, ...], resource: Resource, known: Sequence[str] = ()) -> tuple[str, ...]:
+    """The families the words name, then those of the resource that the words did not reach."""
+    extra = tuple(f for f in RESOURCE_FAMILIES[resource] if f not in families and (not known or f in known))
+    return families + extra

@@ -1,0 +1,166 @@
+"""The person's question, read once into a typed value before step 0.
+
+Why one reading: a question re-read by regular expressions at every turn fits only the phrasings
+those expressions were written for. Here the words are read once — by the lexical reader below,
+and, in a real run, by the model choosing among a few labels (`question/classify.py`) with the
+lexical reading as its prior. The evidence, the prompt, the answer rules, the steering and the
+engine's own answer read this value, never the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Sequence
+
+from appliance.agent.question.kinds import (AMOUNT_FORM, ANSWERABLE, NUMBERS, OPEN, RESOURCE_FAMILIES, THINGS, WHICH, WHY,
+                                         YES_NO_FORM, Asks, Resource, with_resource)
+from appliance.agent.question.words import (conditional_in, failure_in, fault_in, form_in, lexical_asks, lexical_resource,
+                                         named_pids, named_things, paths_in, ports_in, ranking_in, superlative_in,
+                                         trouble_in)
+
+if TYPE_CHECKING:
+    from appliance.analyzers.base import Analyzer
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the person asked, read once.
+
+    asks / resource / fault: the labels (the model's, or the lexical reader's alone);
+    paths, ports, pids, names: what it mentions, as written;
+    families: the analyzer families it is about (its words first, then its resource's);
+    form, ranking, conditional, trouble, udp: how it is put, for the rules about an answer's shape;
+    source: who chose the labels ("words" or "model")."""
+
+    text: str
+    asks: Asks
+    resource: Resource
+    fault: bool
+    paths: tuple[str, ...] = ()
+    ports: tuple[int, ...] = ()
+    pids: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+    families: tuple[str, ...] = ()
+    form: str = OPEN
+    ranking: bool = False
+    conditional: bool = False
+    trouble: bool = False
+    udp: bool = False
+    failure: bool = False  # the words report a failure or an error ("failed", "can't", "broken")
+    superlative: bool = False  # "biggest", "most", "top" …
+    says_which: bool = False  # the word "which" itself ("… If so, which?")
+    sure: bool = False  # the words said what is asked (the reader did not fall back to its default)
+    source: str = "words"
+    prior: tuple[str, str, bool] | None = field(default=None, compare=False)  # the words' labels, when the model chose
+
+    @property
+    def seeks_fault(self) -> bool:
+        """An answer must name what the checks found at fault (or say nothing is)."""
+        return self.fault and self.asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
+
+    @property
+    def asks_which(self) -> bool:
+        return self.asks in THINGS
+
+    @property
+    def asks_number(self) -> bool:
+        return self.asks in NUMBERS
+
+    def labels(self) -> dict[str, object]:
+        """The reading as plain values (recorded with step 0)."""
+        return {"asks": self.asks.value, "resource": self.resource.value, "fault": self.fault,
+                "paths": list(self.paths), "ports": list(self.ports), "pids": list(self.pids),
+                "names": list(self.names), "families": list(self.families), "by": self.source}
+
+    def relabelled(self, asks: Asks, resource: Resource, fault: bool, known: Sequence[str] = ()) -> "Question":
+        """The same question with the labels the model chose, where the words left them open: what
+        is asked when the words fell back to a default, the resource when they named none, a fault
+        when they reported none (a kind the words are sure of stands: on this project's machines a
+        1.5B model picks the first label of a list far more often than the words are wrong).
+        The resource's families join the families its words name (`known`: those that exist)."""
+        asks = self.asks if self.sure or asks is Asks.OUT_OF_SCOPE else asks
+        resource = self.resource if self.resource is not Resource.NONE else resource
+        fault = (self.fault or fault) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
+        families = with_resource(self.families, resource, known)
+        return replace(self, asks=asks, resource=resource, fault=fault, families=families, source="model",
+                       form=form_of(asks, self.form), ranking=self.ranking and asks in THINGS,
+                       prior=(self.asks.value, self.resource.value, self.fault))
+
+
+# How an answer must be shaped, by what is asked; kinds with no shape of their own keep the words'.
+_FORM_OF: dict[Asks, str] = {**{kind: WHICH for kind in THINGS}, Asks.COUNT: AMOUNT_FORM, Asks.AMOUNT: AMOUNT_FORM,
+                             Asks.YES_NO: YES_NO_FORM, Asks.SYSTEM_FACT: OPEN, Asks.OUT_OF_SCOPE: OPEN}
+
+
+def form_of(asks: Asks, words_form: str) -> str:
+    """The answer's shape for a kind of question; an explanation or a log's cause keeps how the
+    words put it (why, open)."""
+    if asks in (Asks.EXPLANATION, Asks.LOG_CAUSE):
+        return words_form if words_form in (WHY, OPEN) else WHY
+    return _FORM_OF[asks]
+
+
+# What the rules below the reader ask of a question, for a value (a run) or for text (a test or a
+# tool holding only text, read by its words). A run never passes text.
+def question_form(question: "Question | str") -> str:
+    """which, amount, why, yes_no or open."""
+    return question.form if isinstance(question, Question) else form_in(question)
+
+
+def is_conditional(question: "Question | str") -> bool:
+    """"Is any process …? If so, which?": a which that asks only when the answer to the yes/no is yes."""
+    return question.conditional if isinstance(question, Question) else bool(conditional_in(question))
+
+
+def asks_ranking(question: "Question | str") -> bool:
+    """"Which process has the most threads?": the top of a ranking, not a conditional which."""
+    return question.ranking if isinstance(question, Question) else ranking_in(question)
+
+
+def reports_trouble(question: "Question | str") -> bool:
+    """The words report or ask about trouble ("slow", "can't", "refused", "anything")."""
+    return question.trouble if isinstance(question, Question) else bool(trouble_in(question))
+
+
+def seeks_fault(question: "Question | str") -> bool:
+    """The person reports trouble or asks what is at fault, not a plain fact: only then must an
+    answer name what the checks found at fault (or say nothing is)."""
+    return question.seeks_fault if isinstance(question, Question) else fault_in(question)
+
+
+def named_paths(question: "Question | str") -> list[str]:
+    """Absolute (or ~) paths the question names, in order."""
+    return list(question.paths) if isinstance(question, Question) else paths_in(question)
+
+
+def named_ports(question: "Question | str") -> list[int]:
+    """The ports the question names ("port 8080", "localhost:5432"), in order."""
+    return list(question.ports) if isinstance(question, Question) else ports_in(question)
+
+
+def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Question:
+    """The question read by its words alone; its families are those of `analyzers` (all of them
+    by default) whose topic words it uses, else those of its resource."""
+    from appliance.analyzers.runner import ANALYZERS, for_question
+    chosen = ANALYZERS if analyzers is None else analyzers
+    paths = tuple(paths_in(text))
+    asks, sure = lexical_asks(text, paths)
+    resource = lexical_resource(text)
+    families = tuple(for_question(text, chosen))
+    if not families and chosen:
+        families = with_resource((), resource, [a.family for a in chosen])
+    return Question(
+        text=text, asks=asks, resource=resource, fault=fault_in(text) and asks is not Asks.OUT_OF_SCOPE,
+        paths=paths, ports=tuple(ports_in(text)), pids=tuple(named_pids(text)), names=tuple(named_things(text)),
+        families=families, form=form_in(text), ranking=ranking_in(text), conditional=conditional_in(text),
+        trouble=trouble_in(text), udp=bool(re.search(r"\budp\b", text, re.I)),
+        superlative=superlative_in(text), says_which=bool(re.search(r"\bwhich\b", text, re.I)),
+        sure=sure, failure=failure_in(text),
+    )
+
+
+def as_question(question: "Question | str") -> Question:
+    """A question value from a value or from text (read by its words alone; tests and tools that
+    hold only text). A run reads its question once and passes the value."""
+    return question if isinstance(question, Question) else read_question(question)
