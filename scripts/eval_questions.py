@@ -70,8 +70,9 @@ class Tally:
         self.total[key] += 1
         self.right[key] += int(ok)
 
-    def rows(self) -> list[tuple[str, int, int]]:
-        return [(key, self.right[key], self.total[key]) for key in sorted(self.total)]
+    def rows(self, order: tuple[str, ...] = ()) -> list[tuple[str, int, int]]:
+        keys = [k for k in order if k in self.total] + sorted(k for k in self.total if k not in order)
+        return [(key, self.right[key], self.total[key]) for key in keys]
 
 
 @dataclass
@@ -105,8 +106,9 @@ def score(rows: Iterable[dict[str, Any]], read: Callable[[str], Any]) -> Result:
         for key in ("asks", "resource", "fault"):
             if not ok[key]:
                 result.confusion[(key, str(row[key]), str(got[key]))] += 1
-        if not ok["mentions"]:
-            result.confusion[("mentions", "", "")] += 1
+        for key in MENTIONS:
+            if set(row[key]) != set(got[key]):
+                result.confusion[(key, "", "")] += 1  # which kind of mention differs, never the text
         if not everything:
             result.misses.append((row, got))
     return result
@@ -122,7 +124,7 @@ def format_result(result: Result, *, misses: bool) -> str:
                          ("resource (by the expected resource)", result.per_resource),
                          ("every field right, by style", result.per_style)):
         lines.append(f"\n{title}:")
-        lines.extend(f"  {key:<14} {_pct(right, total)}" for key, right, total in tally.rows())
+        lines.extend(f"  {key:<14} {_pct(right, total)}" for key, right, total in tally.rows((*FIELDS, "all")))
     if result.confusion:
         lines.append("\nconfusion (field: expected -> got, count):")
         for (key, want, got), n in result.confusion.most_common():
