@@ -20,7 +20,7 @@ import pytest
 from appliance.eval import sandbox as sandbox_module
 from appliance.eval.sandbox import PREFIX, Sandbox, SandboxError, sweep_stale
 from appliance.eval.families import FAMILIES
-from appliance.eval.scenarios import SCENARIOS, SUITES, by_name, suite
+from appliance.eval.scenarios import SCENARIOS, SEALED_SCENARIOS, SUITES, by_name, suite
 from appliance.errors import UsageError
 from support.tools import gone_or_zombie
 
@@ -64,8 +64,8 @@ def test_the_cases_cover_at_least_20_families_each_asked_precisely_vaguely_and_o
         assert fault.plant is not control.plant or family == "uptime"  # a control is the place in health
 
 
-def test_dev_and_test_are_disjoint_and_each_covers_every_family_with_a_fault_and_a_control():
-    dev, test = set(SUITES["dev"]), set(SUITES["test"])
+def test_dev_and_dev2_are_disjoint_and_each_covers_every_family_with_a_fault_and_a_control():
+    dev, test = set(SUITES["dev"]), set(SUITES["dev2"])
     assert not dev & test and dev | test == set(SUITES["full"]) == {s.name for s in SCENARIOS}
     table = by_name()
     for split in (dev, test):
@@ -75,7 +75,7 @@ def test_dev_and_test_are_disjoint_and_each_covers_every_family_with_a_fault_and
             assert kinds in (["control", "precise"], ["control", "vague"]), (family.name, kinds)
         phrasings = [s.phrasing for s in cases]
         assert abs(phrasings.count("precise") - phrasings.count("vague")) <= 2  # both phrasings, about equally
-        assert {s.split for s in cases} == {"dev" if split is dev else "test"}
+        assert {s.split for s in cases} == {"dev" if split is dev else "dev2"}
     # Deterministic: the same split on every import, decided by the families' order alone.
     assert SUITES["dev"][:4] == ("cpu.precise", "cpu.control_vague", "memory.vague", "memory.control")
 
@@ -90,7 +90,8 @@ def test_every_question_fills_its_slots_from_the_plant():
         "disk_usage": {"root"}, "listening": {"port"}, "dependency": {"log", "port"}, "log_errors": {"log"},
         "permissions": {"log"}, "config": {"config"}, "injection": {"log"}, "secrets": {"folder"},
     }
-    for s in SCENARIOS:
+    # The old families' plain phrasings too (the checklist families' own modules check theirs).
+    for s in (*SCENARIOS, *(s for s in SEALED_SCENARIOS if s.phrasing == "plain")):
         used = {field for _, field, _, _ in string.Formatter().parse(s.question) if field}
         assert used <= provided.get(s.family, set()), (s.name, used)
 
@@ -242,7 +243,8 @@ def test_suite_selection():
     assert [s.name for s in suite("smoke")] == list(SUITES["smoke"])
     assert [s.name for s in suite("cpu.precise,log_errors.control")] == ["cpu.precise", "log_errors.control"]
     assert [s.kind for s in suite("inodes")] == ["precise", "vague", "control", "control"]  # a family: its 4 cases
-    assert len(suite("dev")) == len(suite("test")) == len(SCENARIOS) // 2
+    assert len(suite("dev")) == len(suite("dev2")) == len(SCENARIOS) // 2
+    assert suite("test") == suite("dev2")  # the old name of dev2
     with pytest.raises(UsageError, match="unknown suite, family or scenario"):
         suite("nope")
 
@@ -252,8 +254,9 @@ def test_the_scenarios_command_lists_every_case_with_its_split_kind_and_question
 
     assert main(["eval", "scenarios"]) == 0
     out = capsys.readouterr().out
-    for scenario in SCENARIOS:
+    for scenario in (*SCENARIOS, *SEALED_SCENARIOS):
         line = next(line for line in out.splitlines() if f" {scenario.name} " in line)
         assert line.split()[:3] == [scenario.split, scenario.kind, scenario.phrasing]
         assert line.rstrip().endswith(scenario.question)
-    assert f"suite test ({len(SUITES['test'])}): " in out and "suite smoke (3): " in out
+    assert f"suite dev2 ({len(SUITES['dev2'])}): " in out and "suite smoke (3): " in out
+    assert f"suite sealed ({len(SUITES['sealed'])}): " in out

@@ -56,13 +56,18 @@ def register(subparsers) -> None:
 
     p = actions.add_parser("scenarios", help="the scenarios and suites")
     add_common_options(p)
+    p.add_argument("--split", choices=("dev", "dev2", "test", "sealed"), help="only the cases of this split")
     p.set_defaults(handler=cmd_scenarios)
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
     default = argparse.SUPPRESS
     parser.add_argument("--suite", default=default,
-                        help="smoke, dev, test, full, or scenario/family names joined by commas (default: full)")
+                        help="smoke, dev, dev2, sealed, full (dev and dev2), or scenario/family names joined by "
+                             "commas (default: full)")
+    parser.add_argument("--split", choices=("dev", "dev2", "test", "sealed"), default=default,
+                        help="run one split: dev and dev2 are tuned on (test is dev2's old name); sealed is never "
+                             "tuned on (docs/eval.md)")
     parser.add_argument("--repeat", "-k", type=int, default=default, help="runs per scenario (default: 1)")
     parser.add_argument("--max-steps", type=int, default=default, help="engine step limit (default: the engine's)")
     parser.add_argument("--time-budget", type=float, default=default, metavar="SECONDS",
@@ -82,7 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from appliance.llm.runtime import open_chat_model
     from appliance.store import open_store
 
-    suite_name = getattr(args, "suite", "full")
+    suite_name = _suite_name(args)
     repeat = getattr(args, "repeat", 1)
     if repeat < 1:
         raise UsageError("--repeat must be at least 1")
@@ -113,6 +118,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(report.table())
         _print_failures(c.as_dict() for c in report.cases)
     return 0
+
+
+def _suite_name(args: argparse.Namespace) -> str:
+    """--split NAME is --suite NAME for a split; both at once is a usage error."""
+    split, named = getattr(args, "split", None), getattr(args, "suite", None)
+    if split and named:
+        raise UsageError("give --split or --suite, not both")
+    return split or named or "full"
 
 
 def _print_failures(cases) -> None:
@@ -192,14 +205,21 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
     from appliance.eval.families import FAMILIES
-    from appliance.eval.scenarios import SCENARIOS, SUITES
+    from appliance.eval.scenarios import SCENARIOS, SEALED_SCENARIOS, SPLIT_ALIASES, SUITES
+    from appliance.eval.sealed import SEALED_FAMILIES
 
-    for family in FAMILIES:
+    split = SPLIT_ALIASES.get(args.split, args.split) if getattr(args, "split", None) else None
+    cases = [s for s in (*SCENARIOS, *SEALED_SCENARIOS) if split in (None, s.split)]
+    for family in (*FAMILIES, *SEALED_FAMILIES):
+        mine = [s for s in cases if s.family == family.name]
+        if not mine:
+            continue
         print(f"{family.name}: {family.summary}")
-        for s in (s for s in SCENARIOS if s.family == family.name):
-            print(f"  {s.split:<4}  {s.kind:<7}  {s.phrasing:<7}  {s.name:<28}  {s.question}")
+        for s in mine:
+            print(f"  {s.split:<6}  {s.kind:<7}  {s.phrasing:<7}  {s.asks or '?':<12}  {s.name:<28}  {s.question}")
     print()
     for name, members in SUITES.items():
         print(f"suite {name} ({len(members)}): {', '.join(members)}")
+    print("(the suite test is dev2's old name; dev and dev2 are tuned on, sealed never is)")
     sys.stdout.flush()
     return 0

@@ -171,11 +171,17 @@ def summarise_by(cases: Iterable[Mapping[str, Any]], key: str, order: Sequence[s
     groups: dict[str, list[Mapping[str, Any]]] = {name: [] for name in order}
     everything = []
     for case in cases:
-        groups.setdefault(str(case.get(key) or "?"), []).append(case)
+        groups.setdefault(label_of(case, key), []).append(case)
         everything.append(case)
     table = {name: summarise(group) for name, group in groups.items() if group}
     table["overall"] = summarise(everything)
     return table
+
+
+def label_of(case: Mapping[str, Any], key: str) -> str:
+    """A case's `key` (family, kind, split, asks, ...): its own, else the one kept in its metrics
+    (a recorded case), else '?'."""
+    return str(case.get(key) or (case.get("metrics") or {}).get(key) or "?")
 
 
 def _void(case: Mapping[str, Any]) -> bool:
@@ -243,24 +249,39 @@ def format_table(by_scenario: Mapping[str, Mapping[str, Any]], *, title: str = "
 
 
 KIND_ORDER = ("precise", "vague", "control")
+SPLIT_ORDER = ("dev", "dev2", "sealed")
 
 
 def grouped(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Every view of a set of cases: per scenario, per family, per kind, and the headline."""
+    """Every view of a set of cases: per scenario, family, kind, split and kind of question (what
+    it asks for), the headline, and the headline of each split."""
+    splits: dict[str, list[Mapping[str, Any]]] = {}
+    for case in cases:
+        splits.setdefault(label_of(case, "split"), []).append(case)
     return {
         "by_scenario": summarise_by_scenario(cases),
         "by_family": summarise_by(cases, "family"),
         "by_kind": summarise_by(cases, "kind", KIND_ORDER),
+        "by_split": summarise_by(cases, "split", SPLIT_ORDER),
+        "by_asks": summarise_by(cases, "asks"),
         "headline": headline(cases),
+        "headline_by_split": {split: headline(group) for split, group in splits.items()},
     }
 
 
 def format_report(cases: Sequence[Mapping[str, Any]], *, title: str = "") -> str:
-    """The tables a person reads after an evaluation: per case, per family, per kind, headline."""
+    """The tables a person reads after an evaluation: per case, family, kind, split and kind of
+    question, the headline and (with more than one split) each split's headline."""
     views = grouped(cases)
-    return "\n\n".join([
+    parts = [
         format_table(views["by_scenario"], title=title),
         format_table(views["by_family"], label="family"),
         format_table(views["by_kind"], label="kind"),
+        format_table(views["by_split"], label="split"),
+        format_table(views["by_asks"], label="question asks"),
         format_headline(views["headline"]),
-    ])
+    ]
+    by_split = views["headline_by_split"]
+    if len(by_split) > 1:
+        parts.append("\n".join(f"{split}: {format_headline(numbers)}" for split, numbers in by_split.items()))
+    return "\n\n".join(parts)

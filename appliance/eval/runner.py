@@ -47,6 +47,8 @@ class CaseResult:
     reason: str
     answer: str
     metrics: Mapping[str, Any]
+    split: str = ""  # dev | dev2 | sealed
+    asks: str = ""  # what the question asks for (an `Asks` value); "" when not labeled
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +56,8 @@ class CaseResult:
             "family": self.family,
             "kind": self.kind,
             "phrasing": self.phrasing,
+            "split": self.split,
+            "asks": self.asks,
             "repeat_index": self.repeat_index,
             "run_id": self.run_id,
             "success": self.success,
@@ -76,7 +80,7 @@ class EvalReport:
         return summarise_by_scenario(c.as_dict() for c in self.cases)
 
     def views(self) -> dict[str, Any]:
-        """Per scenario, per family, per kind (precise / vague / control) and the headline."""
+        """Per scenario, family, kind (precise / vague / control), split, kind of question; the headline."""
         return grouped([c.as_dict() for c in self.cases])
 
     def table(self) -> str:
@@ -177,10 +181,13 @@ def _case(scenario: Scenario, repeat_index: int, tally: RunTally, success: bool,
           extra: dict[str, Any]) -> CaseResult:
     metrics = tally.metrics()
     metrics.update(extra)
+    # Kept in the metrics too, which the database stores as they are: `eval show` and `eval compare`
+    # read a recorded evaluation per split and per kind of question without a column of their own.
+    metrics.update(split=scenario.split, asks=scenario.asks)
     return CaseResult(
         scenario=scenario.name, family=scenario.family, kind=scenario.kind, phrasing=scenario.phrasing,
         repeat_index=repeat_index, run_id=tally.run_id, success=success, reason=reason, answer=tally.answer,
-        metrics=metrics,
+        metrics=metrics, split=scenario.split, asks=scenario.asks,
     )
 
 

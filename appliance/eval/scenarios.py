@@ -1,15 +1,20 @@
-"""The evaluation's cases and suites: every family (appliance/eval/families.py) asked four ways.
+"""The evaluation's cases and suites: every family (appliance/eval/families.py) asked four ways,
+and the sealed split (appliance/eval/sealed.py).
 
 A case (a `Scenario`) is (family, kind, phrasing, question) with the family's plant: kind is
 `precise` or `vague` for a planted fault and `control` for the same place in good health; phrasing
-is how the question is put (precise or vague, for controls too). Names are `family.kind` for the
-fault cases, `family.control` and `family.control_vague` for the controls.
+is how the question is put (precise, vague or plain, for controls too); `asks` is what the question
+asks for (an `Asks` value), so a report can be read per kind of question. Names are `family.kind`
+for the fault cases, `family.control` and `family.control_vague` for the controls, and
+`family.plain1`, `family.plain2`, `family.plain_control` for the old families' sealed phrasings.
 
 Splits, fixed by the families' order so they never depend on a run: family i (0-based) puts in
 `dev` its precise fault case and its vague control when i is even, its vague fault case and its
-precise control when i is odd; `test` gets the other two. So the splits are disjoint, each covers
-every family with one fault case and one control, and each holds both phrasings about equally.
-Tune on `dev`; report `test`; never change code to pass one `test` case (docs/eval.md).
+precise control when i is odd; `dev2` gets the other two. `dev2` was called `test` until its
+failures had been read often enough to make it a second `dev` (issue 31); `test` is still accepted
+as its old name. `sealed` holds every case of the checklist families and the plain phrasings of
+the old ones; it is never tuned on, and no family name selects it (only `sealed` or a case's own
+name does), so a family's run while tuning never reads a sealed case (docs/eval.md).
 """
 
 from __future__ import annotations
@@ -21,10 +26,15 @@ from typing import Callable, Iterator
 from appliance.eval.fault import Fault
 from appliance.eval.families import FAMILIES, Family
 from appliance.eval.sandbox import Sandbox
+from appliance.eval.sealed import PLAIN as PLAIN_PHRASINGS
+from appliance.eval.sealed import SEALED_FAMILIES
 from appliance.eval.scoring import not_all_clear
 
 PRECISE, VAGUE, CONTROL = "precise", "vague", "control"
 KINDS = (PRECISE, VAGUE, CONTROL)
+PLAIN = "plain"  # a phrasing: a plain-language question as people type it (sealed cases)
+DEV, DEV2, SEALED = "dev", "dev2", "sealed"
+SPLIT_ALIASES = {"test": DEV2}  # the old name of dev2
 
 
 @dataclass(frozen=True)
@@ -32,12 +42,13 @@ class Scenario:
     name: str
     family: str
     kind: str  # precise | vague | control
-    phrasing: str  # precise | vague
+    phrasing: str  # precise | vague | plain
     question: str  # a template: {slots} come from the plant
     summary: str
     plant: Callable[[Sandbox], Fault] = field(repr=False)
-    split: str = ""  # dev | test
+    split: str = ""  # dev | dev2 | sealed
     fault_checks: bool = True  # add the fault-case rule that an all-clear is wrong
+    asks: str = ""  # what the question asks for (an `Asks` value); "" when not labeled
 
     @contextlib.contextmanager
     def setup(self) -> Iterator[Fault]:
@@ -53,39 +64,61 @@ class Scenario:
             sandbox.close()
 
 
-def _cases(family: Family, index: int) -> list[Scenario]:
-    even = index % 2 == 0
+def _cases(family: Family, index: int, sealed: bool = False) -> list[Scenario]:
+    """A family's four cases: split between dev and dev2 by its index, or all sealed."""
+    first, second = (SEALED, SEALED) if sealed else (DEV, DEV2) if index % 2 == 0 else (DEV2, DEV)
     rows = (
-        (f"{family.name}.precise", PRECISE, PRECISE, family.precise, family.plant, "dev" if even else "test"),
-        (f"{family.name}.vague", VAGUE, VAGUE, family.vague, family.plant, "test" if even else "dev"),
-        (f"{family.name}.control", CONTROL, PRECISE, family.control_precise, family.control, "test" if even else "dev"),
-        (f"{family.name}.control_vague", CONTROL, VAGUE, family.control_vague, family.control,
-         "dev" if even else "test"),
+        (f"{family.name}.precise", PRECISE, PRECISE, family.precise, family.plant, first),
+        (f"{family.name}.vague", VAGUE, VAGUE, family.vague, family.plant, second),
+        (f"{family.name}.control", CONTROL, PRECISE, family.control_precise, family.control, second),
+        (f"{family.name}.control_vague", CONTROL, VAGUE, family.control_vague, family.control, first),
     )
+    asks = family.asks or ("", "", "", "")
     return [
-        Scenario(name, family.name, kind, phrasing, question, family.summary, plant, split, family.has_fault)
-        for name, kind, phrasing, question, plant, split in rows
+        Scenario(name, family.name, kind, phrasing, question, family.summary, plant, split, family.has_fault, label)
+        for (name, kind, phrasing, question, plant, split), label in zip(rows, asks)
     ]
 
 
+def _plain_cases(family: Family) -> list[Scenario]:
+    """The sealed plain-language phrasings of an old family, on its own plants."""
+    phrasings = next((p for p in PLAIN_PHRASINGS if p.family == family.name), None)
+    if phrasings is None:
+        return []
+    rows = [(f"{family.name}.plain{i}", VAGUE, p, family.plant) for i, p in enumerate(phrasings.faults, 1)]
+    rows.append((f"{family.name}.plain_control", CONTROL, phrasings.control, family.control))
+    return [
+        Scenario(name, family.name, kind, PLAIN, p.question, family.summary, plant, SEALED, family.has_fault, p.asks)
+        for name, kind, p, plant in rows
+    ]
+
+
+# The tuned-on cases (dev and dev2), and the sealed ones.
 SCENARIOS: tuple[Scenario, ...] = tuple(c for i, f in enumerate(FAMILIES) for c in _cases(f, i))
+SEALED_SCENARIOS: tuple[Scenario, ...] = (
+    *(c for f in SEALED_FAMILIES for c in _cases(f, 0, sealed=True)),
+    *(c for f in FAMILIES for c in _plain_cases(f)),
+)
 
 SUITES: dict[str, tuple[str, ...]] = {
     "smoke": ("listening.precise", "log_errors.precise", "listening.control"),
-    "dev": tuple(s.name for s in SCENARIOS if s.split == "dev"),
-    "test": tuple(s.name for s in SCENARIOS if s.split == "test"),
-    "full": tuple(s.name for s in SCENARIOS),
+    DEV: tuple(s.name for s in SCENARIOS if s.split == DEV),
+    DEV2: tuple(s.name for s in SCENARIOS if s.split == DEV2),
+    SEALED: tuple(s.name for s in SEALED_SCENARIOS),
+    "full": tuple(s.name for s in SCENARIOS),  # dev and dev2; never the sealed cases
 }
 
 
 def by_name() -> dict[str, Scenario]:
-    return {s.name: s for s in SCENARIOS}
+    return {s.name: s for s in (*SCENARIOS, *SEALED_SCENARIOS)}
 
 
 def suite(name: str) -> tuple[Scenario, ...]:
-    """The scenarios of a suite, or of a comma-separated list of scenario or family names."""
+    """The scenarios of a suite (or a split's old name), or of a comma-separated list of scenario or
+    family names; a family name picks its dev and dev2 cases, never its sealed ones."""
     table = by_name()
     families = {f.name for f in FAMILIES}
+    name = SPLIT_ALIASES.get(name, name)
     names = SUITES.get(name) or tuple(part.strip() for part in name.split(",") if part.strip())
     picked: list[Scenario] = []
     unknown = []
@@ -94,6 +127,10 @@ def suite(name: str) -> tuple[Scenario, ...]:
             picked.append(table[part])
         elif part in families:
             picked.extend(s for s in SCENARIOS if s.family == part)
+        elif any(f.name == part for f in SEALED_FAMILIES):
+            from appliance.errors import UsageError
+
+            raise UsageError(f"{part!r} is a sealed family: its cases run only in the sealed split (--split sealed)")
         else:
             unknown.append(part)
     if unknown or not picked:
