@@ -1,0 +1,63 @@
+"""Network errors the connection counts do not show: interface errors and drops, TCP retransmits,
+and listeners whose accept queue is full (new connections are dropped: "it times out sometimes").
+From /proc/net/dev, /proc/net/snmp, /proc/net/netstat and /proc/net/tcp over the check's
+interval. Thresholds: docs/analyzers.md, `network_errors`.
+"""
+
+from __future__ import annotations
+
+from appliance.analyzers.base import OK, WARNING, Analyzer, Finding
+from appliance.analyzers.readings import Readings
+from appliance.analyzers.saturation_window import window
+from appliance.tools import saturation
+
+RETRANSMIT_PERCENT = 5.0  # of the TCP segments sent in the window
+MIN_SEGMENTS = 200  # fewer segments: a percentage of a handful is noise
+INTERFACE_PER_SECOND = 1.0  # errors or drops per second on one interface
+
+
+def analyze(readings: Readings) -> list[Finding]:
+    win = window(readings)
+    net = win.network()
+    findings = []
+    full = win.full_queues()
+    if full:
+        owners = saturation.port_owners(readings.own())
+        for port, waiting, size in full:
+            owner = owners.get(port)
+            name = owner.rsplit(" (pid", 1)[0] if owner else None
+            pid = int(owner.rsplit("pid ", 1)[1].rstrip(")")) if owner else None
+            findings.append(Finding(
+                "network_errors", WARNING,
+                f"tcp port {port}" + (f" ({owner})" if owner else "") + f": its accept queue is full ({waiting} "
+                f"waiting, room for {size}) the whole {win.seconds:.1f} s: the program does not accept connections "
+                f"fast enough, so new ones are dropped and clients time out"
+                + (f"; {net['listen_overflows']} dropped during the check" if net["listen_overflows"] else ""),
+                {"port": port, "waiting": waiting, "queue_size": size, **net}, culprit=name or f"tcp port {port}",
+                pid=pid))
+    if not full and net["listen_overflows"]:
+        findings.append(Finding("network_errors", WARNING,
+                                f"{net['listen_overflows']} connections were dropped during the check because a "
+                                f"listener's accept queue was full", net))
+    if net["tcp_segments_out"] >= MIN_SEGMENTS and net["tcp_retransmit_percent"] >= RETRANSMIT_PERCENT:
+        findings.append(Finding("network_errors", WARNING,
+                                f"TCP retransmits {net['tcp_retransmit_percent']:.1f} % of the "
+                                f"{net['tcp_segments_out']} segments sent during the check: packets are lost on the "
+                                f"way", net))
+    for name, rates in net["interfaces_per_second"].items():
+        bad = {k: v for k, v in rates.items() if v >= INTERFACE_PER_SECOND}
+        if bad:
+            findings.append(Finding("network_errors", WARNING,
+                                    f"interface {name} has " + ", ".join(f"{v:g} {k.replace('_', ' ')}/s"
+                                                                          for k, v in sorted(bad.items())),
+                                    dict(net, interface=name), culprit=name))
+    if findings:
+        return findings
+    return [Finding("network_errors", OK,
+                    f"no network errors: {net['tcp_retransmitted']} TCP retransmits of {net['tcp_segments_out']} "
+                    f"segments, no interface errors or drops growing, no full listen queue during the check", net)]
+
+
+ANALYZER = Analyzer("network_errors", ("packet loss", "dropped", "drops", "retransmit", "retransmits", "timeout",
+                                       "times out", "timing out", "flaky", "intermittent", "network errors",
+                                       "backlog", "slow network"), analyze)
