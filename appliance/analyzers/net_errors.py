@@ -1,5 +1,6 @@
 """Network errors the connection counts do not show: interface errors and drops, TCP retransmits,
-and listeners whose accept queue is full (new connections are dropped: "it times out sometimes").
+and listeners that leave connections waiting to be accepted (clients hang, then new connections are
+dropped when the queue is full: "it times out sometimes").
 From /proc/net/dev, /proc/net/snmp, /proc/net/netstat and /proc/net/tcp over the check's
 interval. Thresholds: docs/analyzers.md, `network_errors`.
 """
@@ -20,22 +21,22 @@ def analyze(readings: Readings) -> list[Finding]:
     win = window(readings)
     net = win.network()
     findings = []
-    full = win.full_queues()
-    if full:
+    waiting_queues = win.waiting_queues()
+    if waiting_queues:
         owners = saturation.port_owners(readings.own())
-        for port, waiting, size in full:
+        for port, waiting in waiting_queues:
             owner = owners.get(port)
             name = owner.rsplit(" (pid", 1)[0] if owner else None
             pid = int(owner.rsplit("pid ", 1)[1].rstrip(")")) if owner else None
             findings.append(Finding(
                 "network_errors", WARNING,
-                f"tcp port {port}" + (f" ({owner})" if owner else "") + f": its accept queue is full ({waiting} "
-                f"waiting, room for {size}) the whole {win.seconds:.1f} s: the program does not accept connections "
-                f"fast enough, so new ones are dropped and clients time out"
-                + (f"; {net['listen_overflows']} dropped during the check" if net["listen_overflows"] else ""),
-                {"port": port, "waiting": waiting, "queue_size": size, **net}, culprit=name or f"tcp port {port}",
+                f"tcp port {port}" + (f" of {owner}" if owner else "") + f": {waiting} connections waited to be "
+                f"accepted the whole {win.seconds:.1f} s: the program is not accepting connections, so clients hang "
+                f"and time out" + (f"; {net['listen_overflows']} were dropped during the check, its queue is full"
+                                   if net["listen_overflows"] else ""),
+                {"port": port, "waiting": waiting, **net}, culprit=name or f"tcp port {port}",
                 pid=pid))
-    if not full and net["listen_overflows"]:
+    if not waiting_queues and net["listen_overflows"]:
         findings.append(Finding("network_errors", WARNING,
                                 f"{net['listen_overflows']} connections were dropped during the check because a "
                                 f"listener's accept queue was full", net))
@@ -55,7 +56,7 @@ def analyze(readings: Readings) -> list[Finding]:
         return findings
     return [Finding("network_errors", OK,
                     f"no network errors: {net['tcp_retransmitted']} TCP retransmits of {net['tcp_segments_out']} "
-                    f"segments, no interface errors or drops growing, no full listen queue during the check", net)]
+                    f"segments, no interface errors or drops growing, no listener leaving connections waiting", net)]
 
 
 ANALYZER = Analyzer("network_errors", ("packet loss", "dropped", "drops", "retransmit", "retransmits", "timeout",

@@ -159,8 +159,9 @@ def interface_errors() -> dict[str, dict[str, int]]:
     return out
 
 
-def listen_queues() -> dict[tuple[str, int], tuple[int, int]]:
-    """TCP listeners: (address, port) -> (connections waiting to be accepted, the queue's size)."""
+def listen_queues() -> dict[tuple[str, int], int]:
+    """TCP listeners: (address, port) -> connections waiting to be accepted (the kernel's
+    /proc/net/tcp shows a listener's accept queue as its rx_queue, not the queue's size)."""
     out = {}
     for path in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in (_read(path) or "").splitlines()[1:]:
@@ -168,8 +169,7 @@ def listen_queues() -> dict[tuple[str, int], tuple[int, int]]:
             if len(f) < 5 or f[3] != _LISTEN:
                 continue
             address, _, port = f[1].rpartition(":")
-            tx, _, rx = f[4].partition(":")
-            out[(address, int(port, 16))] = (int(rx, 16), int(tx, 16))
+            out[(address, int(port, 16))] = int(f[4].partition(":")[2], 16)
     return out
 
 
@@ -184,7 +184,7 @@ class Snapshot:
     udp: dict[str, int]
     tcp_ext: dict[str, int]
     interfaces: dict[str, dict[str, int]]
-    queues: dict[tuple[str, int], tuple[int, int]]
+    queues: dict[tuple[str, int], int]
     running: int = 0
     missing: tuple[str, ...] = field(default=())
 
@@ -265,14 +265,15 @@ class Window:
             "interfaces_per_second": interfaces,
         }
 
-    def full_queues(self) -> list[tuple[int, int, int]]:
-        """(port, waiting, queue size) of listeners whose accept queue was full at both readings."""
-        rows = []
-        for key, (waiting, size) in self.after.queues.items():
-            was = self.before.queues.get(key)
-            if was and size and waiting >= size and was[0] >= was[1]:
-                rows.append((key[1], waiting, size))
-        return sorted(set(rows))
+    def waiting_queues(self) -> list[tuple[int, int]]:
+        """(port, connections waiting) of listeners with connections waiting to be accepted at both
+        readings: a program that accepts drains its queue within milliseconds."""
+        rows: dict[int, int] = {}
+        for key, waiting in self.after.queues.items():
+            was = self.before.queues.get(key, 0)
+            if waiting and was:
+                rows[key[1]] = max(rows.get(key[1], 0), min(waiting, was))
+        return sorted(rows.items())
 
 
 def take(seconds: float) -> Window:
@@ -311,7 +312,7 @@ def saturation(
     sample_seconds: Annotated[float, Range(0.3, 5.0), Doc("window for rates")] = 1.0,
 ) -> dict:
     """Waiting beyond CPU %: D-state tasks, load make-up, PSI, throttled cgroups, cgroup memory events, network
-    errors/drops/retransmits, full listen queues."""
+    errors/drops/retransmits, listeners not accepting."""
     window = take(sample_seconds)
     own = own_tree(ctx.self_pids)
     stuck = window.stuck()
@@ -330,11 +331,11 @@ def saturation(
                                  for row in throttled[:SHOWN]] or "none in the window"
     data["cgroup_memory_events"] = window.memory_events()[:SHOWN] or "none"
     net = window.network()
-    full = window.full_queues()
-    if full:
+    waiting = window.waiting_queues()
+    if waiting:
         owners = port_owners(own)
-        net["full_listen_queues"] = [{"port": port, "waiting": waiting, "queue_size": size,
-                                      "process": owners.get(port)} for port, waiting, size in full[:SHOWN]]
+        net["listeners_not_accepting"] = [{"port": port, "connections_waiting": count, "process": owners.get(port)}
+                                          for port, count in waiting[:SHOWN]]
     data["network_in_window"] = net
     if window.after.missing:
         data["missing"] = list(window.after.missing)
