@@ -169,3 +169,43 @@ def test_the_new_tools_mark_the_appliances_own_listener_and_say_what_they_cannot
     started = time.monotonic()
     sat = registry.call("saturation", {"sample_seconds": 0.3})
     assert sat["status"] == "ok" and time.monotonic() - started < 5.0
+
+
+def test_a_question_about_reaching_a_port_from_other_machines_gets_its_verdict_first():
+    from appliance.agent.evidence import reach_verdicts_for
+    from appliance.analyzers import for_question
+    with Sandbox() as sandbox:
+        fault = FAMILIES["reach"].plant(sandbox)
+        port = fault.truth["port"]
+        question = f"my service on port {port} works here but other machines cannot reach it"
+        [finding] = reach_verdicts_for(question, for_question(question), Readings())
+        assert finding.is_problem and finding.pid == fault.truth["pid"] and "loopback only" in finding.verdict
+        assert reach_verdicts_for(f"who listens on port {port}?", for_question(f"who listens on port {port}?"),
+                                  Readings()) == []
+    with socket.socket() as server:  # the appliance's own loopback listener is told, never blamed
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        own = reach_finding(server.getsockname()[1], Readings())
+        assert not own.is_problem and SELF_LABEL in own.verdict and "loopback only" in own.verdict
+
+
+def test_the_appliances_own_listener_that_does_not_accept_is_never_blamed():
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        clients = [socket.socket() for _ in range(2)]
+        for client in clients:
+            client.setblocking(False)
+            client.connect_ex(("127.0.0.1", port))
+        try:
+            time.sleep(0.1)
+            findings = run_all(Readings(), families=["network_errors"])
+            assert not [f for f in findings if f.pid == os.getpid() or str(port) in f.verdict], (
+                [f.line() for f in findings])
+            out = default_registry().call("saturation", {"sample_seconds": 0.3})["data"]["network_in_window"]
+            [row] = [r for r in out["listeners_not_accepting"] if r["port"] == port]
+            assert SELF_LABEL in row["process"]
+        finally:
+            for client in clients:
+                client.close()

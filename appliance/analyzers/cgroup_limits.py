@@ -62,4 +62,4 @@ def analyze(readings: Readings) -> list[Finding]:
 
 
 ANALYZER = Analyzer("cgroup_limits", ("throttled", "throttling", "cpu quota", "quota", "cgroup", "container",
-                                      "docker", "pod", "limit", "slow", "capped", "memory limit"), analyze)
+                                      "docker", "pod", "capped", "memory limit", "cpu limit"), analyze)

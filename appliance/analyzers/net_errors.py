@@ -23,14 +23,15 @@ def analyze(readings: Readings) -> list[Finding]:
     findings = []
     waiting_queues = win.waiting_queues()
     if waiting_queues:
-        owners = saturation.port_owners(readings.own())
+        own = readings.own()
+        owners = saturation.port_owners(own)
         for port, waiting in waiting_queues:
-            owner = owners.get(port)
-            name = owner.rsplit(" (pid", 1)[0] if owner else None
-            pid = int(owner.rsplit("pid ", 1)[1].rstrip(")")) if owner else None
+            name, pid = owners.get(port, (None, None))
+            if pid in own:
+                continue  # the appliance is never a culprit
             findings.append(Finding(
                 "network_errors", WARNING,
-                f"tcp port {port}" + (f" of {owner}" if owner else "") + f": {waiting} connections waited to be "
+                f"tcp port {port}" + (f" of {name} (pid {pid})" if name else "") + f": {waiting} connections waited to be "
                 f"accepted the whole {win.seconds:.1f} s: the program is not accepting connections, so clients hang "
                 f"and time out" + (f"; {net['listen_overflows']} were dropped during the check, its queue is full"
                                    if net["listen_overflows"] else ""),

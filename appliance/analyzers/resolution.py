@@ -58,6 +58,6 @@ def analyze(readings: Readings) -> list[Finding]:
 
 
 ANALYZER = Analyzer("name_resolution", ("dns", "resolve", "resolving", "resolution", "name resolution", "nameserver",
-                                        "hosts file", "etc hosts", "hostname", "gateway", "route", "routing",
+                                        "hosts file", "etc hosts", "gateway", "route", "routing",
                                         "default route", "internet", "could not resolve", "unknown host",
                                         "temporary failure in name resolution"), analyze)

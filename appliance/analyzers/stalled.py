@@ -54,4 +54,4 @@ def analyze(readings: Readings) -> list[Finding]:
 
 
 ANALYZER = Analyzer("stalled_tasks", ("uninterruptible", "d state", "hung", "stuck", "hang", "hanging", "load average",
-                                      "high load", "frozen", "unkillable", "blocked", "iowait", "pressure"), analyze)
+                                      "high load", "frozen", "unkillable", "blocked"), analyze)

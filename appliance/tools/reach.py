@@ -128,7 +128,8 @@ def _listeners(own: set[int], port: int | None) -> list[dict]:
     return sorted(rows.values(), key=lambda r: (r["port"], r["proto"], r["address"]))
 
 
-@tool(reads="network", ttl=5.0, timeout=15.0, example={"port": 8080})
+@tool(reads="network", ttl=5.0, timeout=15.0, example={"port": 8080}, first_for=("reach",),
+      also_for=("listening",))
 def listening_reach(
     ctx: ToolContext,
     port: Annotated[Optional[int], Range(1, 65535), Doc("only this port")] = None,

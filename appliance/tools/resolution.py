@@ -127,7 +127,7 @@ def resolution(root: Path = Path("/"), proc: Path = Path("/proc"), name: str | N
     return data
 
 
-@tool(reads="network", ttl=5.0, timeout=5.0, example={"name": "db.example.com"})
+@tool(reads="network", ttl=5.0, timeout=5.0, example={"name": "db.example.com"}, first_for=("name_resolution",))
 def name_resolution(
     ctx: ToolContext,
     name: Annotated[Optional[str], MaxLen(253), Doc("a host name to look up in /etc/hosts")] = None,

@@ -282,16 +282,16 @@ def take(seconds: float) -> Window:
     return Window(first, snapshot())
 
 
-def port_owners(own: set[int]) -> dict[int, str]:
-    """TCP listening port -> "name (pid N)", the appliance's own labelled."""
-    owners: dict[int, str] = {}
+def port_owners(own: set[int]) -> dict[int, tuple[str, int]]:
+    """TCP listening port -> (process name, pid), the appliance's own labelled."""
+    owners: dict[int, tuple[str, int]] = {}
     for c in psutil.net_connections("tcp"):
         if c.status == psutil.CONN_LISTEN and c.laddr and c.pid and c.laddr.port not in owners:
             try:
                 name = psutil.Process(c.pid).name()
             except psutil.Error:
                 name = "?"
-            owners[c.laddr.port] = f"{self_name(name) if c.pid in own else name} (pid {c.pid})"
+            owners[c.laddr.port] = (self_name(name) if c.pid in own else name, c.pid)
     return owners
 
 
@@ -306,7 +306,8 @@ def names(pids: list[int], own: set[int]) -> list[str]:
     return out
 
 
-@tool(reads="system", ttl=5.0, timeout=20.0, example={"sample_seconds": 1.0})
+@tool(reads="system", ttl=5.0, timeout=20.0, example={"sample_seconds": 1.0},
+      first_for=("stalled_tasks", "cgroup_limits", "network_errors"))
 def saturation(
     ctx: ToolContext,
     sample_seconds: Annotated[float, Range(0.3, 5.0), Doc("window for rates")] = 1.0,
@@ -334,8 +335,10 @@ def saturation(
     waiting = window.waiting_queues()
     if waiting:
         owners = port_owners(own)
-        net["listeners_not_accepting"] = [{"port": port, "connections_waiting": count, "process": owners.get(port)}
-                                          for port, count in waiting[:SHOWN]]
+        net["listeners_not_accepting"] = [
+            {"port": port, "connections_waiting": count,
+             "process": f"{owners[port][0]} (pid {owners[port][1]})" if port in owners else None}
+            for port, count in waiting[:SHOWN]]
     data["network_in_window"] = net
     if window.after.missing:
         data["missing"] = list(window.after.missing)

@@ -164,7 +164,7 @@ def timers(timeout: float) -> dict:
     return {"systemd": "running", "list_timers": lines[:TIMER_LINES]}
 
 
-@tool(reads="system", ttl=10.0, timeout=15.0)
+@tool(reads="system", ttl=10.0, timeout=15.0, first_for=("scheduled_jobs",))
 def scheduled_jobs(ctx: ToolContext) -> dict:
     """Cron jobs (schedule, user, command) and systemd timers with their last and next run."""
     jobs, tables, problems = cron_jobs()
