@@ -10,6 +10,7 @@ import socket
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from appliance.analyzers import Readings, run_all
@@ -22,6 +23,7 @@ from appliance.tools import reach, resolution, schedules
 from appliance.tools.paths import PathPolicy
 from appliance.tools.procs import SELF_LABEL
 from appliance.tools.registry import default_registry
+from support.tools import gone_or_zombie
 
 ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the plants make control groups and need root")
 FAMILIES = {family.name: family for family in SEALED_FAMILIES}
@@ -48,6 +50,10 @@ def test_check_names_each_planted_fault_and_stays_quiet_on_its_control(name):
         control = family.control(sandbox)
         findings = _findings(control, name)
         assert not [f for f in findings if f.is_problem], [f.line() for f in findings]
+    assert not [pid for pid in fault.pids + control.pids if not gone_or_zombie(pid)], "a plant outlived its sandbox"
+    names = set(fault.names + control.names)  # the stuck task's sleeping child has its parent's name
+    assert not [p.pid for p in psutil.process_iter(["name", "status"])
+                if p.info["name"] in names and p.info["status"] != psutil.STATUS_ZOMBIE]
 
 
 @ROOT
@@ -209,3 +215,35 @@ def test_the_appliances_own_listener_that_does_not_accept_is_never_blamed():
         finally:
             for client in clients:
                 client.close()
+
+
+LIST_TIMERS = """\
+NEXT                        LEFT          LAST                        PASSED       UNIT                         ACTIVATES
+Fri 2026-12-04 21:00:00 UTC 14min left    Fri 2026-12-04 20:00:00 UTC 45min ago    logrotate.timer              logrotate.service
+Sat 2026-12-05 00:00:00 UTC 3h 14min left Fri 2026-12-04 00:00:01 UTC 20h ago      backup-db.timer              backup-db.service
+n/a                         n/a           n/a                         n/a          fstrim.timer                 fstrim.service
+
+3 timers listed.
+Pass --all to see loaded but inactive timers, too.
+"""
+FAILED = """\
+  UNIT              LOAD   ACTIVE SUB    DESCRIPTION
+● backup-db.service loaded failed failed Nightly database backup
+
+LOAD   = Reflects whether the unit definition was properly loaded.
+1 loaded units listed.
+"""
+
+
+def test_systemd_timers_are_read_by_their_columns_and_a_failed_run_is_marked():
+    rows = schedules.parse_list_timers(LIST_TIMERS)
+    assert [(r["timer"], r["activates"]) for r in rows] == [
+        ("logrotate.timer", "logrotate.service"), ("backup-db.timer", "backup-db.service"),
+        ("fstrim.timer", "fstrim.service")]
+    assert rows[1]["next"] == "Sat 2026-12-05 00:00:00 UTC" and rows[1]["left"] == "3h 14min left"
+    assert rows[1]["last"] == "Fri 2026-12-04 00:00:01 UTC" and rows[2]["last"] == "n/a"
+    assert schedules.failed_units(FAILED) == {"backup-db.service"}
+    assert schedules.parse_list_timers("0 timers listed.\n") == []
+    rows[1]["result"] = "failed"
+    [warning] = judge_jobs(Path("/nonexistent"), daemon="cron", timers=rows)
+    assert warning.culprit == "backup-db.service" and "backup-db.timer" in warning.verdict

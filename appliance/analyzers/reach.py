@@ -10,6 +10,7 @@ warning when it listens only on loopback. Thresholds: docs/analyzers.md, `reach`
 from __future__ import annotations
 
 from appliance.analyzers.base import OK, WARNING, Analyzer, Finding
+from appliance.analyzers.common import quote
 from appliance.analyzers.network import listeners
 from appliance.analyzers.readings import Readings
 from appliance.tools import reach
@@ -55,7 +56,7 @@ def reach_finding(port: int, readings: Readings | None = None, proto: str = "tcp
     rows = [r for r in listeners(readings, port) if r["proto"] == proto]
     wall = _firewall(readings)
     rules = wall.naming_port(port)
-    fw = f"firewall: {wall.summary()}" + (f"; rules naming port {port}: {' | '.join(rules[:5])}" if rules else "")
+    fw = f"firewall: {wall.summary()}" + (f"; rules naming port {port}: {quote(' | '.join(rules[:5]))}" if rules else "")
     values = {"port": port, "proto": proto, "addresses": sorted({r["address"] for r in rows}), "firewall": wall.summary(),
               "firewall_rules": rules[:20]}
     if not rows:

@@ -1,15 +1,16 @@
 """Scheduled jobs that cannot run: cron jobs whose program does not exist or cannot be executed, and
-users' crontabs with no cron daemon running (timers are shown by the scheduled_jobs tool, not
-judged here). Thresholds: docs/analyzers.md, `scheduled_jobs`.
+users' crontabs with no cron daemon running, systemd timers whose unit failed. Thresholds:
+docs/analyzers.md, `scheduled_jobs`.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Sequence
 
 from appliance.analyzers.base import OK, WARNING, Analyzer, Finding
-from appliance.analyzers.common import plural
+from appliance.analyzers.common import plural, quote
 from appliance.analyzers.readings import Readings
 from appliance.tools import schedules
 from appliance.tools.shown import shown_command
@@ -26,10 +27,17 @@ def _program(command: str) -> str | None:
     return None
 
 
-def judge(root: Path = Path("/"), daemon: str | None = None) -> list[Finding]:
-    """The verdicts over the cron tables under `root`; `daemon` is the running cron daemon's name."""
+def judge(root: Path = Path("/"), daemon: str | None = None, timers: Sequence[dict] = ()) -> list[Finding]:
+    """The verdicts over the cron tables under `root`; `daemon` is the running cron daemon's name,
+    `timers` systemd's (`schedules.timers`' rows, with their result)."""
     jobs, tables, _problems = schedules.cron_jobs(root)
     findings = []
+    for timer in timers:
+        if timer.get("result") == "failed":
+            findings.append(Finding("scheduled_jobs", WARNING,
+                                    f"the timer {quote(timer['timer'], 80)} last ran {quote(timer['last'], 40)} and "
+                                    f"the unit it starts, {quote(timer['activates'], 80)}, failed",
+                                    dict(timer), culprit=timer["activates"]))
     for job in jobs:
         program = _program(job.command)
         if program is None:
@@ -43,7 +51,7 @@ def judge(root: Path = Path("/"), daemon: str | None = None) -> list[Finding]:
             continue
         findings.append(Finding("scheduled_jobs", WARNING,
                                 f"the cron job '{job.schedule} {shown_command(job.command, 100)}' in {job.table} "
-                                f"(runs as {job.user}) fails every time: {program} {why}",
+                                f"(runs as {quote(job.user, 40)}) fails every time: {quote(program, 120)} {why}",
                                 {"table": job.table, "schedule": job.schedule, "user": job.user, "program": program},
                                 culprit=program, path=job.table))
     users = sorted({job.table for job in jobs if job.table.startswith("/var/spool/")} |
@@ -63,7 +71,8 @@ def judge(root: Path = Path("/"), daemon: str | None = None) -> list[Finding]:
 
 
 def analyze(readings: Readings) -> list[Finding]:
-    return judge(daemon=schedules.cron_daemon())
+    timers = schedules.timers(5.0).get("timers", []) if schedules.systemd_running() else []
+    return judge(daemon=schedules.cron_daemon(), timers=timers if isinstance(timers, list) else [])
 
 
 ANALYZER = Analyzer("scheduled_jobs", ("cron", "crontab", "cronjob", "cron job", "scheduled", "schedule", "timer",

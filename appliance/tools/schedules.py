@@ -22,7 +22,6 @@ from appliance.tools.shown import shown_command
 FILE_LIMIT = 128 * 1024
 MAX_FILES = 200
 JOBS_SHOWN = 60
-TIMER_LINES = 40
 PERIODIC = ("hourly", "daily", "weekly", "monthly")
 USER_TABLES = ("var/spool/cron/crontabs", "var/spool/cron")  # Debian, then Red Hat
 TIMER_DIRS = ("etc/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
@@ -150,18 +149,59 @@ def timer_units(root: Path = Path("/")) -> list[dict]:
     return rows
 
 
+_COLUMNS = ("NEXT", "LEFT", "LAST", "PASSED", "UNIT", "ACTIVATES")
+
+
+def parse_list_timers(text: str) -> list[dict]:
+    """`systemctl list-timers --all` as rows (next, left, last, passed, timer, activates), cut at
+    the header's column positions (the times themselves hold spaces)."""
+    lines = text.splitlines()
+    header = next((i for i, line in enumerate(lines) if line.split()[:1] == ["NEXT"] and "ACTIVATES" in line), None)
+    if header is None:
+        return []
+    starts = [lines[header].find(name) for name in _COLUMNS]
+    if any(s < 0 for s in starts):
+        return []
+    rows = []
+    for line in lines[header + 1:]:
+        if not line.strip() or "timers listed" in line:
+            break
+        cells = [line[a:b].strip() for a, b in zip(starts, starts[1:] + [len(line)])]
+        words = line.split()
+        if len(words) >= 2 and words[-2].endswith(".timer"):  # the unit names never hold spaces: trust them
+            cells[4], cells[5] = words[-2], words[-1]
+        rows.append(dict(zip(("next", "left", "last", "passed", "timer", "activates"), cells)))
+    return rows
+
+
+def failed_units(text: str) -> set[str]:
+    """The unit names `systemctl --failed` lists."""
+    names = set()
+    for line in text.splitlines():
+        words = line.replace("●", " ").split()
+        if words and "." in words[0] and not words[0].endswith("."):
+            names.add(words[0])
+    return names
+
+
 def timers(timeout: float) -> dict:
-    """The timers systemd knows, with last and next run, or why they cannot be listed."""
+    """The timers systemd knows, with last and next run and whether the unit they start failed, or
+    why they cannot be listed."""
     if not systemd_running():
         units = timer_units()
         return {"systemd": "not running here (no /run/systemd/system): timers do not fire",
                 "timer_unit_files": units[:JOBS_SHOWN] or "none"}
     ran = run_allowed("systemctl list-timers --all", timeout)
-    if ran is None or ran.exit_code != 0:
-        return {"systemd": "running, but its timers could not be listed",
-                "timer_unit_files": timer_units()[:JOBS_SHOWN] or "none"}
-    lines = [shown_command(line, 200) for line in ran.output.splitlines() if line.strip()]
-    return {"systemd": "running", "list_timers": lines[:TIMER_LINES]}
+    rows = parse_list_timers(ran.output) if ran is not None and ran.exit_code == 0 else []
+    if not rows:
+        return {"systemd": "running, but its timers could not be listed" if ran is None or ran.exit_code != 0
+                else "running, no timers", "timer_unit_files": timer_units()[:JOBS_SHOWN] or "none"}
+    failed_run = run_allowed("systemctl --failed", timeout)
+    failed = failed_units(failed_run.output) if failed_run is not None else set()
+    for row in rows:
+        row["result"] = "failed" if row["activates"] in failed else (
+            "never run" if row["last"] in ("n/a", "-", "") else "not failed")
+    return {"systemd": "running", "timers": [{k: shown_command(v, 80) for k, v in r.items()} for r in rows[:JOBS_SHOWN]]}
 
 
 @tool(reads="system", ttl=10.0, timeout=15.0, first_for=("scheduled_jobs",))
