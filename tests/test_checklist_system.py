@@ -26,7 +26,7 @@ from appliance.tools.registry import default_registry
 from support.tools import gone_or_zombie
 
 ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the plants make control groups and need root")
-FAMILIES = {family.name: family for family in SEALED_FAMILIES}
+FAMILIES = {family.name: family for family in SEALED_FAMILIES if family.has_fault}
 
 
 def _findings(fault, name: str):
@@ -247,3 +247,30 @@ def test_systemd_timers_are_read_by_their_columns_and_a_failed_run_is_marked():
     rows[1]["result"] = "failed"
     [warning] = judge_jobs(Path("/nonexistent"), daemon="cron", timers=rows)
     assert warning.culprit == "backup-db.service" and "backup-db.timer" in warning.verdict
+
+
+def test_the_system_facts_case_is_scored_on_the_kernel_release_and_what_it_runs_on():
+    import platform
+
+    from appliance.eval.scoring import Outcome
+    [facts_family] = [f for f in SEALED_FAMILIES if f.name == "system_facts"]
+    overview = default_registry().call("system_overview", {})["data"]
+    with Sandbox() as sandbox:
+        truth = facts_family.plant(sandbox)
+        assert truth.truth["kernel"] == platform.release() == overview["kernel"]
+        assert truth.truth["virtualization"] == overview["virtualization"]
+        answer = f"It runs Linux {overview['kernel']}; it is a {overview['virtualization']}."
+        assert truth.score(Outcome("ok", answer)).success
+        assert not truth.score(Outcome("ok", "It runs Linux 1.0 on real hardware.")).success
+
+
+@ROOT
+def test_every_sealed_case_plants_and_fills_its_question():
+    from appliance.eval.scenarios import _cases
+    names = set()
+    for index, family in enumerate(SEALED_FAMILIES):
+        for case in _cases(family, index):
+            with case.setup() as fault:
+                assert fault.question and "{" not in fault.question, fault.question
+                names.add(case.name)
+    assert len(names) == 4 * len(SEALED_FAMILIES)

@@ -5,7 +5,8 @@ tuning and have never been run with a model.
 Left out, because they cannot be planted for real without changing the host: name resolution and
 routes (/etc/resolv.conf, /etc/hosts, the route table), scheduled jobs (/etc/cron.d,
 /var/spool/cron, systemd timers; systemd does not run here), interface errors and TCP retransmits
-(they need a lossy link; loopback loses nothing). System facts are numbers, not faults.
+(they need a lossy link; loopback loses nothing). System facts are a question without a fault
+(like uptime): its truth is read when the case starts.
 """
 
 from __future__ import annotations
@@ -45,5 +46,14 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "the load average is up but the cpu is idle, something seems hung, what is it?",
         "Are there any processes in uninterruptible sleep (D state) right now?",
         "anything hung on this machine?",
+    ),
+    Family(
+        "system_facts", "no fault: the kernel release and whether this is a container or a virtual machine",
+        plants.plant_system_facts, plants.plant_system_facts,
+        "What kernel version does this machine run, and is it a virtual machine or a container?",
+        "what am i even running on here? kernel, vm, that kind of thing",
+        "Which Linux kernel release is running, and is this bare metal, a VM or a container?",
+        "is this a real server or some vm/container thing? which kernel?",
+        has_fault=False,
     ),
 )

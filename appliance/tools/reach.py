@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import socket
 from dataclasses import dataclass, field
 from typing import Annotated, Optional
 
@@ -19,7 +18,8 @@ import psutil
 from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.commands import run_allowed
 from appliance.tools.context import ToolContext
-from appliance.tools.procs import is_root, own_tree, self_name
+from appliance.tools.network import _sort_sockets
+from appliance.tools.procs import is_root, own_tree
 from appliance.tools.schema import Doc, Range
 
 LOOPBACK = "loopback only"
@@ -108,23 +108,9 @@ def read_firewall(timeout: float = 5.0) -> Firewall:
 
 
 def _listeners(own: set[int], port: int | None) -> list[dict]:
-    names: dict[int, str] = {}
-    rows: dict[tuple, dict] = {}
-    for c in psutil.net_connections("inet"):
-        listening = c.status == psutil.CONN_LISTEN or (c.type == socket.SOCK_DGRAM and not c.raddr)
-        if not listening or not c.laddr or (port is not None and c.laddr.port != port):
-            continue
-        proto = "tcp" if c.type == socket.SOCK_STREAM else "udp"
-        process = None
-        if c.pid:
-            if c.pid not in names:
-                try:
-                    names[c.pid] = psutil.Process(c.pid).name()
-                except psutil.Error:
-                    names[c.pid] = "?"
-            process = f"{self_name(names[c.pid]) if c.pid in own else names[c.pid]} (pid {c.pid})"
-        rows[(proto, c.laddr.ip, c.laddr.port)] = {"proto": proto, "port": c.laddr.port, "address": c.laddr.ip,
-                                                   "process": process, "reach": meaning(c.laddr.ip)}
+    """The listening sockets (network_connections' own reading), each with what its address means."""
+    found = _sort_sockets(psutil.net_connections("inet"), "listen", port, own).listening
+    rows = {(r["proto"], r["address"], r["port"]): dict(r, reach=meaning(r["address"])) for r in found}
     return sorted(rows.values(), key=lambda r: (r["port"], r["proto"], r["address"]))
 
 

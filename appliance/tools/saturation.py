@@ -282,28 +282,27 @@ def take(seconds: float) -> Window:
     return Window(first, snapshot())
 
 
+def _name(pid: int, own: set[int]) -> str | None:
+    """A process's name, the appliance's own labelled; None when it is gone."""
+    try:
+        name = psutil.Process(pid).name()
+    except psutil.Error:
+        return None
+    return self_name(name) if pid in own else name
+
+
 def port_owners(own: set[int]) -> dict[int, tuple[str, int]]:
     """TCP listening port -> (process name, pid), the appliance's own labelled."""
     owners: dict[int, tuple[str, int]] = {}
     for c in psutil.net_connections("tcp"):
         if c.status == psutil.CONN_LISTEN and c.laddr and c.pid and c.laddr.port not in owners:
-            try:
-                name = psutil.Process(c.pid).name()
-            except psutil.Error:
-                name = "?"
-            owners[c.laddr.port] = (self_name(name) if c.pid in own else name, c.pid)
+            owners[c.laddr.port] = (_name(c.pid, own) or "?", c.pid)
     return owners
 
 
 def names(pids: list[int], own: set[int]) -> list[str]:
-    out = []
-    for pid in pids[:SHOWN]:
-        try:
-            name = psutil.Process(pid).name()
-        except psutil.Error:
-            continue
-        out.append(f"{self_name(name) if pid in own else name} (pid {pid})")
-    return out
+    """"name (pid N)" of the first of `pids` still alive."""
+    return [f"{name} (pid {pid})" for pid in pids[:SHOWN] if (name := _name(pid, own)) is not None]
 
 
 @tool(reads="system", ttl=5.0, timeout=20.0, example={"sample_seconds": 1.0},

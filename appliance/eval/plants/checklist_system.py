@@ -11,6 +11,7 @@ interface errors and TCP retransmits (they need a lossy link).
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import time
 
@@ -18,6 +19,7 @@ from appliance.eval.fault import SLEEP_FOREVER, Fault, process_name
 from appliance.eval.reaper import SandboxError
 from appliance.eval.sandbox import Sandbox
 from appliance.eval.scoring import mentions, no_culprit
+from appliance.tools import facts
 
 _LISTEN = (
     "import socket\n"
@@ -168,3 +170,15 @@ def control_stalled_tasks(sandbox: Sandbox) -> Fault:
     pid, _ = sandbox.spawn(name, "ready()" + SLEEP_FOREVER, args=["--target", "archive"])
     return Fault(sandbox, {"fault": None, "decoy": name, "decoy_pid": pid},
                  [no_culprit(decoys=[name, "nfsbackup"])], names=(name,))
+
+
+# -- system facts (no fault) -----------------------------------------------------------------------
+
+def plant_system_facts(sandbox: Sandbox) -> Fault:
+    """No fault: the truth is this machine's kernel release and what it runs on."""
+    release = platform.release()
+    box, vm = facts.container(), facts.virtual_machine()
+    words = (["container", box] if box else []) + (["virtual machine", "VM", vm] if vm else [])
+    return Fault(sandbox, {"kernel": release, "virtualization": facts.virtualization()},
+                 [mentions("kernel release", [release]),
+                  mentions("virtualization", [w for w in words if w] or ["bare metal", "physical"])])
