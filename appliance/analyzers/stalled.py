@@ -13,6 +13,7 @@ from appliance.analyzers.base import OK, WARNING, Analyzer, Finding
 from appliance.analyzers.common import plural, quote
 from appliance.analyzers.readings import Readings
 from appliance.analyzers.saturation_window import window
+from appliance.tools import saturation
 
 IO_FULL_AVG10 = 10.0  # % of the last 10 s in which every non-idle task waited for I/O
 SHOWN = 5
@@ -21,7 +22,8 @@ SHOWN = 5
 def analyze(readings: Readings) -> list[Finding]:
     win = window(readings)
     own = readings.own()
-    stuck = {tid: info for tid, info in win.stuck().items() if info[0] not in own}
+    stuck = {tid: info for tid, info in win.stuck().items()
+             if info[0] not in own and not saturation.kernel_thread(info[0])}
     load1 = os.getloadavg()[0]
     psi = procfs.pressure_or_none("io")
     io_full = psi.get("full", {}).get("avg10", 0.0) if psi else None

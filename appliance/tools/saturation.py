@@ -71,6 +71,11 @@ def stuck_tasks() -> dict[int, tuple[int, str, str]]:
     return found
 
 
+def kernel_thread(pid: int) -> bool:
+    """A kernel thread has no command line (older kernels show their idle ones in D)."""
+    return not _read(f"/proc/{pid}/cmdline") and os.path.exists(f"/proc/{pid}")
+
+
 def pressure() -> dict[str, dict[str, float]]:
     """PSI avg10/avg60 of cpu, memory and io ("some" and "full"), for the resources this kernel has."""
     out = {}
