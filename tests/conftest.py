@@ -57,6 +57,8 @@ MACHINE_FILES = {
     "test_analyzers_processes.py": "plants zombies, CPU/fd/thread hogs and fork loops, reads the process table",
     "test_analyzers_resources.py": "plants memory, disk, load and OOM faults on the host",
     "test_check_planted.py": "plants every family's fault and asserts the check's machine-wide verdicts",
+    "test_checklist_system.py": "plants a loopback listener, a throttled control group, a listener that never "
+                                "accepts and a task in D state, and asserts machine-wide quiet controls",
     "test_eval_plants.py": "plants every scenario's real fault on the host",
     "test_eval_runner.py": "plants faults and asserts the eval's quiet-machine check (no foreign zombies)",
     "test_eval_scenarios.py": "plants every scenario's fault and checks by name that nothing is left",

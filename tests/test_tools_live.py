@@ -44,7 +44,7 @@ LOG = obj(lines_scanned=INT, counts=obj(error=INT, warning=INT), top_errors=arr(
 
 # tool -> (arguments, schema of its data when the status is ok)
 LIVE_CALLS = {
-    "system_overview": ({}, obj(os=STR, kernel=STR, hostname=STR, uptime=STR, booted=STR,
+    "system_overview": ({}, obj(os=STR, kernel=STR, hostname=STR, uptime=STR, booted=STR, time_zone=STR, virtualization=STR,
                                 cpu=obj(logical_cores={"type": "integer", "minimum": 1}, busy_percent=PCT),
                                 load_average=obj(**{"1min": NUM, "5min": NUM, "15min": NUM, "per_core_1min": NUM}),
                                 memory=obj(total=STR, available=STR, used_percent=PCT), processes=INT)),
@@ -76,6 +76,12 @@ LIVE_CALLS = {
     "list_dir": ({"path": "/etc", "n": 10}, obj(path=STR, entries_total=INT, dirs=INT, files=INT,
                                                 entries=arr(obj(name=STR, type=STR)))),
     "run_readonly": ({"command": "uname -a"}, obj(command=STR, exit_code=INT, seconds=NUM, output=STR)),
+    "listening_reach": ({}, obj(listening=arr(obj(proto=STR, port=INT, address=STR, reach=STR)), firewall=STR)),
+    "name_resolution": ({"name": "localhost"}, obj(resolv_conf={}, nsswitch_hosts=STR, default_routes={})),
+    "scheduled_jobs": ({}, obj(cron_daemon=STR, cron_tables={}, cron_jobs={}, periodic_scripts={}, systemd=STR)),
+    "saturation": ({"sample_seconds": 0.3}, obj(sample_seconds=NUM, load=obj(running_now=INT, uninterruptible_now=INT),
+                                                stuck_in_D_whole_window={}, pressure={}, network_in_window=obj(
+                                                    tcp_segments_out=INT, tcp_retransmitted=INT))),
 }
 
 

@@ -102,6 +102,10 @@ def every_call(tree: Path, pid: int | None = None) -> list[tuple[str, dict]]:
         ("run_readonly", {"command": "ss -tnp"}),
         ("run_readonly", {"command": "uname -a"}),
         ("process_details", {"pid": pid or os.getpid()}),
+        ("listening_reach", {}),
+        ("name_resolution", {"name": "localhost"}),
+        ("scheduled_jobs", {}),
+        ("saturation", {"sample_seconds": 0.3}),
     ]
     assert {name for name, _ in calls} == {f.__name__ for f in TOOL_FUNCTIONS}  # no tool left out
     return calls

@@ -27,6 +27,8 @@ from appliance.analyzers.dependencies import log_findings
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 from appliance.analyzers.folder_sizes import folder_finding
 from appliance.analyzers.network import port_finding
+from appliance.analyzers.reach import ANALYZER as REACH
+from appliance.analyzers.reach import reach_finding
 from appliance.analyzers.storage import place_findings
 from appliance.tools.base import Registry
 from appliance.tools.logs import LOG_FOLDER, LOG_NAME, is_log_path
@@ -150,6 +152,15 @@ def port_verdicts_for(question: Question, readings: Readings) -> list[Finding]:
     it is the plain fact that the port is free."""
     proto, trouble = port_asking(question)
     return [port_finding(port, readings, proto=proto, expect_listener=trouble) for port in named_ports(question)]
+
+
+def reach_verdicts_for(question: Question, topics: Sequence[str], readings: Readings) -> list[Finding]:
+    """For a question about reaching a service from other machines, whether each port it names can
+    be reached: a warning when it listens on loopback only (or not at all)."""
+    if REACH.family not in topics:
+        return []
+    proto = port_asking(question)[0]
+    return [reach_finding(port, readings, proto=proto) for port in named_ports(question)]
 
 
 def is_storage_question(topics: Sequence[str]) -> bool:
@@ -300,6 +311,9 @@ class MachineEvidence:
         if ports:  # first among the listening verdicts: the answer to the question's own port
             findings = ports + [f for f in findings if f not in ports]
             topics = topics if LISTENING in topics else (*topics, LISTENING)
+        reach = reach_verdicts_for(question, topics, readings) if self.analyzers else []
+        if reach:  # first of all: "works here but not from other machines" is answered by the address
+            findings = reach + [f for f in findings if f not in reach]
         storage = is_storage_question(topics)
         places: list[Finding] = []
         looks = tuple(self._looks(question, readings, storage))

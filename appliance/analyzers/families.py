@@ -7,6 +7,7 @@ from appliance.analyzers import (
     cpu, deleted_open, disk_io, kernel, log_errors, memory, network, oom, process_counts, readonly_fs, restarts,
     sensors, services, storage, swap, timekeeping,
 )
+from appliance.analyzers import cgroup_limits, net_errors, reach, resolution, scheduled, stalled
 from appliance.analyzers.base import Analyzer
 
 # Resources (docs/analyzers.md).
@@ -41,4 +42,11 @@ PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
              timekeeping.uptime),
 )
 
-FAMILIES: tuple[Analyzer, ...] = RESOURCES + PROCESS_NETWORK_LOG_TIME
+# The checklist's system side: reach of listeners, names and routes, scheduled jobs, saturation
+# (docs/analyzers.md, "The checklist: reach, names, schedules, saturation").
+CHECKLIST_SYSTEM: tuple[Analyzer, ...] = (
+    reach.ANALYZER, resolution.ANALYZER, scheduled.ANALYZER, stalled.ANALYZER, cgroup_limits.ANALYZER,
+    net_errors.ANALYZER,
+)
+
+FAMILIES: tuple[Analyzer, ...] = RESOURCES + PROCESS_NETWORK_LOG_TIME + CHECKLIST_SYSTEM

@@ -93,6 +93,7 @@ class Sandbox:
         self.groups: list[int] = []  # process group ids (one per spawn)
         self.fault_pids: list[int] = []  # the fault processes themselves
         self.mounts: list[Path] = []  # tmpfs mounts inside root, unmounted before root is removed
+        self.cgroups: list[Path] = []  # control groups it made, removed once their processes are gone
         self.closed = False
         with _LIVE_LOCK:
             _LIVE.add(self)
@@ -133,6 +134,28 @@ class Sandbox:
 
     def remount_readonly(self, target: Path) -> None:
         _mount(["-o", "remount,ro", str(target)])
+
+    def cpu_group(self, cpus: float) -> Path:
+        """A control group whose CPU quota is `cpus` of one core (cgroup v1 cpu.cfs_quota_us or v2
+        cpu.max); needs root; removed by `close()`. Move a process in with `join_group`."""
+        name = f"{PREFIX}{os.getpid()}-{short_token(6)}"
+        v2 = Path("/sys/fs/cgroup/cgroup.controllers").exists()
+        if v2 and "cpu" not in Path("/sys/fs/cgroup/cgroup.subtree_control").read_text().split():
+            raise SandboxError("the cgroup v2 cpu controller is not enabled for child groups here")
+        group = Path("/sys/fs/cgroup" if v2 else "/sys/fs/cgroup/cpu") / name
+        group.mkdir()
+        self.cgroups.append(group)
+        period = 100000
+        if v2:
+            (group / "cpu.max").write_text(f"{int(cpus * period)} {period}")
+        else:
+            (group / "cpu.cfs_period_us").write_text(str(period))
+            (group / "cpu.cfs_quota_us").write_text(str(int(cpus * period)))
+        return group
+
+    @staticmethod
+    def join_group(group: Path, pid: int) -> None:
+        (group / "cgroup.procs").write_text(str(pid))
 
     # -- processes ----------------------------------------------------------------------------
 
@@ -214,6 +237,15 @@ class Sandbox:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
         _wait_gone(self.fault_pids, timeout=10.0)
+        for cgroup in reversed(self.cgroups):
+            for _ in range(40):  # the kernel frees a group a moment after its last process is reaped
+                try:
+                    cgroup.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
         for target in reversed(self.mounts):
             _unmount(target)
         shutil.rmtree(self.root, ignore_errors=True)

@@ -17,7 +17,7 @@ from appliance.tools import units
 from appliance.tools.base import DENIED, ERROR, OK, fail, result, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.redact import redact
-from appliance.tools.runner import TRUSTED_DIRS, find_program, run_capped
+from appliance.tools.runner import TRUSTED_DIRS, Ran, find_program, run_capped
 from appliance.tools.schema import Doc, MaxLen
 
 OUTPUT_CAP_BYTES = 256 * 1024
@@ -45,6 +45,8 @@ ALLOWED: tuple[str, ...] = (
     "openssl version", "nginx -v", "apache2 -v", "httpd -v", "psql --version", "postgres --version",
     "mysql --version", "java -version", "gcc --version", "curl --version", "systemctl --version",
     "kubectl version --client",
+    # Firewall rules and timers: listings only (iptables -S prints rules, it never adds one).
+    "nft list ruleset", "iptables -S", "ip6tables -S", "systemctl list-timers --all",
 )
 # Options added to every run of these programs so they never wait for a pager.
 _ALWAYS = {"systemctl": ["--no-pager"], "journalctl": ["--no-pager"]}
@@ -77,6 +79,18 @@ def match_allowed(command: str) -> list[str] | str:
         ):
             return tokens
     return "not an allowed command"
+
+
+def run_allowed(command: str, timeout: float) -> Ran | None:
+    """One allowed command run as run_readonly runs it (for the tools that read through one);
+    None when its program is not installed. Raises ValueError for a form not on the list."""
+    argv = match_allowed(command)
+    if isinstance(argv, str):
+        raise ValueError(f"{command!r}: {argv}")
+    path = find_program(argv[0])
+    if path is None:
+        return None
+    return run_capped([path, *_ALWAYS.get(argv[0], []), *argv[1:]], timeout=timeout, cap=OUTPUT_CAP_BYTES)
 
 
 @tool(reads="command", ttl=10.0, timeout=20.0, example={"command": "uname -a"},

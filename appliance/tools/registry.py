@@ -11,7 +11,9 @@ import functools
 import os
 from typing import Any, Callable, Sequence
 
-from appliance.tools import commands, disks, files, logs, memory, network, processes, sensors, system, walk
+from appliance.tools import (
+    commands, disks, files, logs, memory, network, processes, reach, resolution, saturation, schedules, sensors, system, walk,
+)
 from appliance.tools.base import ERROR, Registry, ToolResult, bind, fail
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathDenied, PathPolicy
@@ -36,6 +38,11 @@ TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     logs.read_log,
     files.read_file,
     files.list_dir,
+    # The checklist's system side: who can reach a listener, names and routes, jobs, saturation.
+    reach.listening_reach,
+    resolution.name_resolution,
+    schedules.scheduled_jobs,
+    saturation.saturation,
     commands.run_readonly,
 )
 

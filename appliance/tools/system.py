@@ -8,7 +8,7 @@ import time
 
 import psutil
 
-from appliance.tools import units
+from appliance.tools import facts, units
 from appliance.tools.base import ok, tool
 from appliance.tools.context import ToolContext
 
@@ -29,8 +29,8 @@ def _cpu_busy_percent(seconds: float = 0.3) -> float:
 
 @tool(reads="system", ttl=5.0, timeout=10.0, first_for=("uptime",))
 def system_overview(ctx: ToolContext) -> dict:
-    """OS, kernel, uptime, load averages, CPU count/frequency/use, memory and swap use, battery and sensor availability.
-    Use first, to get the lie of the land; then drill down with the specific tools."""
+    """OS, kernel, hostname, time zone, uptime, boot, virtualization, load, CPU model/count/use, memory, swap,
+    battery. Use first, to get the lie of the land; then drill down with the specific tools."""
     cores = psutil.cpu_count() or 1
     load1, load5, load15 = os.getloadavg()
     freq = None
@@ -55,9 +55,12 @@ def system_overview(ctx: ToolContext) -> dict:
         "kernel": platform.release(),
         "hostname": platform.node(),
         "architecture": platform.machine(),
+        "time_zone": facts.time_zone(),
+        "virtualization": facts.virtualization(),
         "uptime": units.duration(time.time() - boot),
         "booted": units.when(boot),
         "cpu": {
+            "model": facts.cpu_model(),
             "logical_cores": cores,
             "physical_cores": psutil.cpu_count(logical=False),
             "busy_percent": _cpu_busy_percent(),

@@ -1,0 +1,184 @@
+"""Plants of the checklist's system side, all real: a listener bound to loopback only (and one on all
+interfaces), a busy process held back by a control group's CPU quota, a listener that never accepts
+the loopback connections queued at it, and a process stuck in uninterruptible sleep (a parent
+waiting in vfork for a child that sleeps). Each control is the same place in good health.
+
+What cannot be planted without changing the host itself: a broken resolver or route (they live in
+/etc and the network namespace), cron tables and timers (/etc/cron.d, /var/spool/cron, systemd),
+interface errors and TCP retransmits (they need a lossy link).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import time
+
+from appliance.eval.fault import SLEEP_FOREVER, Fault, process_name
+from appliance.eval.reaper import SandboxError
+from appliance.eval.sandbox import Sandbox
+from appliance.eval.scoring import mentions, no_culprit
+from appliance.tools import facts
+
+_LISTEN = (
+    "import socket\n"
+    "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+    "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+    "s.bind(({address!r}, 0))\ns.listen({backlog})\n"
+)
+_SERVE = "ready(s.getsockname()[1])\nwhile True:\n    conn, _ = s.accept()\n    conn.close()\n"
+
+
+# -- reach ---------------------------------------------------------------------------------------
+
+def _listener(sandbox: Sandbox, address: str) -> tuple[int, str, int]:
+    name = process_name("kioskweb")
+    pid, values = sandbox.spawn(name, _LISTEN.format(address=address, backlog=64) + _SERVE,
+                                args=["--bind", address])
+    return pid, name, int(values[0])
+
+
+def plant_reach(sandbox: Sandbox) -> Fault:
+    pid, name, port = _listener(sandbox, "127.0.0.1")
+    return Fault(sandbox, {"pid": pid, "name": name, "port": port, "address": "127.0.0.1"},
+                 [mentions("loopback-only address", ["127.0.0.1", "loopback", "localhost"])],
+                 slots={"port": port}, names=(name,))
+
+
+def control_reach(sandbox: Sandbox) -> Fault:
+    pid, name, port = _listener(sandbox, "0.0.0.0")
+    fine = ("all interfaces", "0.0.0.0", "every interface", "any address", "all addresses", "reachable")
+    return Fault(sandbox, {"port": port, "fault": None, "decoy": name, "decoy_pid": pid},
+                 [no_culprit(fine=fine)], slots={"port": port}, names=(name,))
+
+
+# -- cgroup CPU throttling ---------------------------------------------------------------------------
+
+def _in_quota(sandbox: Sandbox, busy: bool) -> tuple[int, str]:
+    name = process_name("thumbjob")
+    group = sandbox.cpu_group(0.05)
+    code = "ready()\n" + ("while True:\n    pass\n" if busy else SLEEP_FOREVER)
+    # ready() is answered before the loop starts, so the process joins its group before it works.
+    pid, _ = sandbox.spawn(name, code, args=["--workers", "1"])
+    sandbox.join_group(group, pid)
+    return pid, name
+
+
+def plant_cgroup_limits(sandbox: Sandbox) -> Fault:
+    pid, name = _in_quota(sandbox, busy=True)
+    return Fault(sandbox, {"pid": pid, "name": name, "quota": "0.05 CPU"},
+                 [mentions("throttled process", [name, "thumbjob"], pid=pid),
+                  mentions("cause", ["throttl", "quota", "cgroup", "control group", "limit"])], names=(name,))
+
+
+def control_cgroup_limits(sandbox: Sandbox) -> Fault:
+    pid, name = _in_quota(sandbox, busy=False)
+    return Fault(sandbox, {"fault": None, "decoy": name, "decoy_pid": pid},
+                 [no_culprit(decoys=[name, "thumbjob"])], names=(name,))
+
+
+# -- a listener that does not accept ---------------------------------------------------------------
+
+def _queued(sandbox: Sandbox, accepting: bool) -> tuple[int, str, int]:
+    name = process_name("quoteapi")
+    code = _LISTEN.format(address="127.0.0.1", backlog=1) + (
+        "port = s.getsockname()[1]\nclients = []\n"
+        "for _ in range(4):\n"
+        "    c = socket.socket()\n    c.setblocking(False)\n    c.connect_ex(('127.0.0.1', port))\n"
+        "    clients.append(c)\n"
+    ) + (_SERVE.replace("ready(s.getsockname()[1])", "ready(port)") if accepting
+         else "ready(port)" + SLEEP_FOREVER)
+    pid, values = sandbox.spawn(name, code, args=["--port", "auto"])
+    return pid, name, int(values[0])
+
+
+def plant_network_errors(sandbox: Sandbox) -> Fault:
+    pid, name, port = _queued(sandbox, accepting=False)
+    return Fault(sandbox, {"pid": pid, "name": name, "port": port},
+                 [mentions("process that does not accept", [name, "quoteapi"], pid=pid)],
+                 slots={"port": port}, names=(name,))
+
+
+def control_network_errors(sandbox: Sandbox) -> Fault:
+    pid, name, port = _queued(sandbox, accepting=True)
+    return Fault(sandbox, {"fault": None, "decoy": name, "decoy_pid": pid, "port": port},
+                 [no_culprit(decoys=[name, "quoteapi"])], slots={"port": port}, names=(name,))
+
+
+# -- uninterruptible sleep ------------------------------------------------------------------------
+
+_VFORK_WAIT = r"""
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    pid_t watch = (pid_t)atoi(argv[1]);
+    long left = atol(argv[2]) * 4;
+    if (vfork() == 0) {
+        while (left-- > 0 && kill(watch, 0) == 0) usleep(250000);
+        _exit(0);
+    }
+    return 0;
+}
+"""
+
+
+def _compiled(sandbox: Sandbox, name: str) -> str:
+    """A tiny C program, named `name`, whose parent waits in vfork (state D) while its child sleeps;
+    the child exits when the evaluator is gone or after the sandbox's time."""
+    folder = sandbox.bin_dir / "c"  # beside, not in, the interpreter links named like processes
+    folder.mkdir(exist_ok=True)
+    source = folder / f"{name}.c"
+    binary = folder / name
+    source.write_text(_VFORK_WAIT)
+    compiler = next((p for p in ("/usr/bin/cc", "/usr/bin/gcc") if os.access(p, os.X_OK)), None)
+    if compiler is None:
+        raise SandboxError("no C compiler: a task in uninterruptible sleep cannot be planted here")
+    subprocess.run([compiler, "-O1", "-o", str(binary), str(source)], check=True, capture_output=True, timeout=60)
+    return str(binary)
+
+
+def _wait_state(pid: int, state: str, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                text = handle.read()
+            if text[text.rfind(")") + 2] == state:
+                return
+        except OSError:
+            pass
+        time.sleep(0.02)
+    raise SandboxError(f"process {pid} did not reach state {state}")
+
+
+def plant_stalled_tasks(sandbox: Sandbox) -> Fault:
+    name = process_name("nfsbackup")
+    binary = _compiled(sandbox, name)
+    code = f"ready()\nos.execv({binary!r}, [{binary!r}, '{os.getpid()}', '{int(sandbox.max_seconds)}'])\n"
+    pid, _ = sandbox.spawn(name, code, args=["--target", "archive"])
+    _wait_state(pid, "D")
+    return Fault(sandbox, {"pid": pid, "name": name},
+                 [mentions("stuck process", [name, "nfsbackup"], pid=pid),
+                  mentions("cause", ["uninterruptible", "D state", "state D", "(D)", "D (", "stuck", "waiting",
+                                     "blocked"])], names=(name,))
+
+
+def control_stalled_tasks(sandbox: Sandbox) -> Fault:
+    name = process_name("nfsbackup")
+    pid, _ = sandbox.spawn(name, "ready()" + SLEEP_FOREVER, args=["--target", "archive"])
+    return Fault(sandbox, {"fault": None, "decoy": name, "decoy_pid": pid},
+                 [no_culprit(decoys=[name, "nfsbackup"])], names=(name,))
+
+
+# -- system facts (no fault) -----------------------------------------------------------------------
+
+def plant_system_facts(sandbox: Sandbox) -> Fault:
+    """No fault: the truth is this machine's kernel release and what it runs on."""
+    release = platform.release()
+    box, vm = facts.container(), facts.virtual_machine()
+    words = (["container", box] if box else []) + (["virtual machine", "VM", vm] if vm else [])
+    return Fault(sandbox, {"kernel": release, "virtualization": facts.virtualization()},
+                 [mentions("kernel release", [release]),
+                  mentions("virtualization", [w for w in words if w] or ["bare metal", "physical"])])
