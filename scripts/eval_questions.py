@@ -155,18 +155,27 @@ def as_dict(result: Result) -> dict[str, Any]:
 
 
 def _reader(model_spec: str | None) -> Callable[[str], Any]:
-    """read_question with no model (the lexical prior) or with the GGUF the project loads for --model."""
-    from appliance.agent.answer.question import read_question
+    """read_question with no model (the lexical prior), or the words' reading relabelled by the GGUF
+    the project loads for --model, after the run's own system prompt (as a run asks it)."""
+    from appliance.agent.question.question import read_question
 
     if model_spec is None:
         return lambda text: read_question(text)
+    from appliance.agent.prompt import system_prompt
+    from appliance.agent.question.classify import classify
+    from appliance.agent.settings import EngineSettings
+    from appliance.analyzers import ANALYZERS
     from appliance.config import resolve_paths
+    from appliance.llm.base import Message
     from appliance.llm.runtime import open_chat_model
+    from appliance.tools.registry import default_registry
 
     started = time.perf_counter()
     model = open_chat_model(model_spec, paths=resolve_paths())
     print(f"model {model_spec} loaded in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return lambda text: read_question(text, model)
+    system = Message("system", system_prompt(default_registry().specs, EngineSettings(), can_ask=True))
+    known = [a.family for a in ANALYZERS]
+    return lambda text: classify(read_question(text), model, system, known=known)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
