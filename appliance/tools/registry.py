@@ -12,6 +12,7 @@ import os
 from typing import Any, Callable, Sequence
 
 from appliance.tools import commands, disks, files, logs, memory, network, processes, sensors, system, walk
+from appliance.tools import growth, holders, lookup, proctree, users
 from appliance.tools.base import ERROR, Registry, ToolResult, bind, fail
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathDenied, PathPolicy
@@ -37,6 +38,12 @@ TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     files.read_file,
     files.list_dir,
     commands.run_readonly,
+    # The checklist's process and path readings (issue 32).
+    proctree.process_tree,
+    users.user_totals,
+    growth.growth,
+    holders.path_holders,
+    lookup.path_lookup,
 )
 
 
