@@ -4,6 +4,9 @@ module beside this one; adding a family is one import and one entry here."""
 from __future__ import annotations
 
 from appliance.analyzers import (
+    growth, process_names, user_load,
+)
+from appliance.analyzers import (
     cpu, deleted_open, disk_io, kernel, log_errors, memory, network, oom, process_counts, readonly_fs, restarts,
     sensors, services, storage, swap, timekeeping,
 )
@@ -41,4 +44,17 @@ PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
              timekeeping.uptime),
 )
 
-FAMILIES: tuple[Analyzer, ...] = RESOURCES + PROCESS_NETWORK_LOG_TIME
+# The checklist's process readings (issue 32; docs/analyzers.md "Processes by name, users, growth").
+CHECKLIST_PROCS: tuple[Analyzer, ...] = (
+    Analyzer("process_names", ("how many processes", "how many copies", "copies", "instances", "spawn", "spawns",
+                               "spawning", "spawned", "pgrep", "pstree", "process tree", "who starts", "parent"),
+             process_names.process_names),
+    Analyzer("user_load", ("user", "users", "which user", "per user", "whose", "who is using", "hogging"),
+             user_load.user_load),
+    Analyzer("memory_growth", ("leak", "leaking", "leaks", "growing", "grows", "keeps growing", "creeps", "creeping",
+                               "over time", "memory growth"), growth.memory_growth),
+    Analyzer("disk_growth", ("filling up", "fills up", "keeps filling", "growing", "grows", "keeps growing",
+                             "space going down", "time to full"), growth.disk_growth),
+)
+
+FAMILIES: tuple[Analyzer, ...] = RESOURCES + PROCESS_NETWORK_LOG_TIME + CHECKLIST_PROCS

@@ -37,9 +37,12 @@ class Holder:
     pid: int
     ways: set[str] = field(default_factory=set)
     paths: list[str] = field(default_factory=list)
+    open_files: list[str] = field(default_factory=list)
 
     def add(self, way: str, path: str) -> None:
         self.ways.add(way)
+        if way == "open file" and len(self.open_files) < EXAMPLES and path not in self.open_files:
+            self.open_files.append(path)
         if path not in self.paths and len(self.paths) < EXAMPLES:
             self.paths.append(path)
 

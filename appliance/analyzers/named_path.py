@@ -1,0 +1,148 @@
+"""Verdicts on a path the question names, by what the question asks about it: who holds it ("target
+is busy", "won't eject", "which program has it open"), how its lookup goes ("No such file or
+directory", "Permission denied"), and how many entries its folders hold ("listing it takes
+forever"). The engine gathers them before the first step, beside the place's other verdicts.
+
+Why by the question's words: each of these reads a whole table (every process's links, every
+component, every entry below a folder) that answers one kind of question only. A path that does
+not exist always gets its lookup: the cause is the first thing a person needs.
+Thresholds and why: docs/analyzers.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+from appliance.analyzers.base import OK, WARNING, Finding
+from appliance.analyzers.common import candidates, quote, who
+from appliance.analyzers.naming import shown_path
+from appliance.analyzers.readings import Readings
+from appliance.tools.components import Lookup, account, blocked_for, look_up, ls_mode
+from appliance.tools.holders import WAYS, holding
+from appliance.tools.walk import WalkStats, walk
+
+HOLDERS, LOOKUP, COUNTS = "path_holders", "path_lookup", "file_counts"
+CROWDED = 10_000  # entries directly in one folder: `ls` and file managers slow down visibly
+COUNT_ENTRIES, COUNT_SECONDS = 200_000, 2.0  # the bounds of the count's walk
+_HOLD = re.compile(r"\b(busy|eject|unmount|umount|in use|using|use it|has .{0,40}\bopen|holds?|holding|locked|"
+                   r"unplug|remove|delete|keeps? .{0,20}open|still open)\b", re.I)
+_LOOKUP = re.compile(r"no such file|not found|doesn'?t exist|does not exist|can'?t find|cannot find|missing|"
+                     r"broken link|symlink|\blink\b|permission denied|access denied|not allowed|can'?t open|"
+                     r"cannot open|can'?t read|cannot read", re.I)
+_PERMISSION = re.compile(r"permission|access denied|not allowed", re.I)
+_COUNTS = re.compile(r"\b(forever|hangs?|slow|ages|many files|number of files|how many files|lots of files|"
+                     r"tons of files|listing|list(?:ing)? (?:it|the folder)|\bls\b|file manager)", re.I)
+_USER = re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b|\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I)
+
+
+def path_findings(path: str, question: str, readings: Readings) -> list[Finding]:
+    """The verdicts the question asks for on one named path (absolute or ~)."""
+    written = os.path.normpath(os.path.expanduser(path))
+    if readings.policy.is_secret(Path(written)):
+        return []
+    found: list[Finding] = []
+    exists = os.path.lexists(written) and os.path.exists(written)
+    if not exists or _LOOKUP.search(question):
+        found.append(lookup_finding(written, question, readings))
+    if exists and _HOLD.search(question):
+        found.append(holders_finding(written, readings))
+    if exists and os.path.isdir(written) and _COUNTS.search(question):
+        found.append(counts_finding(written, readings))
+    return found
+
+
+def named_user(question: str) -> str | None:
+    """A user of this machine the question names ("as www-data", "user backup", "the deploy user")."""
+    for match in _USER.finditer(question):
+        name = match.group(1) or match.group(2)
+        if name and account(name) is not None:
+            return name
+    return None
+
+
+def lookup_finding(path: str, question: str, readings: Readings) -> Finding:
+    """The path component by component: missing (why), blocked for a user, or fine."""
+    found = look_up(path)
+    shown = shown_path(readings, path)
+    links = [s for s in found.steps if s.kind == "link"]
+    values: dict = {"path": shown, "exists": found.exists,
+                    "links": [f"{shown_path(readings, s.path)} -> {shown_path(readings, s.target)}" for s in links]}
+    if not found.exists:
+        return _missing(found, shown, values, readings)
+    if _PERMISSION.search(question):
+        blocked = _blocked(found, question)
+        if blocked is not None:
+            step, refused, user = blocked
+            place = shown_path(readings, step.path)
+            values.update(place=place, mode=ls_mode(step.st) if step.st else None, user=user, refused=refused)
+            return Finding(LOOKUP, WARNING, f"permission denied on the way to {shown}: {user} may not {refused} "
+                           f"{place} ({values['mode']})", values, culprit=place, path=step.path)
+    via = f" through {'; '.join(values['links'])}" if links else ""
+    return Finding(LOOKUP, OK, f"{shown} exists{via}: every folder on the way can be passed"
+                   + (f" by {named_user(question)}" if named_user(question) else ""), values, path=path)
+
+
+def _missing(found: Lookup, shown: str, values: dict, readings: Readings) -> Finding:
+    dangling = next((s for s in found.steps if s.kind == "link" and s.path == (found.steps[-1].via or "")), None)
+    culprit = dangling.path if dangling else os.path.dirname(found.steps[-1].path)
+    values.update(problem=quote(found.problem), reached=shown_path(readings, found.stopped_at))
+    return Finding(LOOKUP, WARNING, f"{shown} does not exist: {values['problem']}", values,
+                   culprit=shown_path(readings, culprit), path=culprit)
+
+
+def _blocked(found: Lookup, question: str):
+    """(step, refused, user) for the user the question names, else for anyone but the owners."""
+    user = named_user(question)
+    who_is = account(user) if user else None
+    uid, gids = who_is if who_is else (65534, frozenset({65534}))
+    blocked = blocked_for(found, uid, gids)
+    if blocked is None:
+        return None
+    return (*blocked, user or "a user other than the owner")
+
+
+def holders_finding(path: str, readings: Readings) -> Finding:
+    """Which processes (not the appliance's own) hold the path, and how."""
+    real = os.path.realpath(path)
+    shown = shown_path(readings, real)
+    table = {p["pid"]: p for p in candidates(readings)}
+    held = [h for h in holding(real, deadline=2.0).holders if h.pid in table]
+    mount = os.path.ismount(real)
+    values: dict = {"path": shown, "mount_point": mount, "holders": len(held),
+                    "held_by": [f"{who(table[h.pid])} as {', '.join(w for w in WAYS if w in h.ways)}" for h in held[:5]]}
+    if not held:
+        return Finding(HOLDERS, OK, f"nothing holds {shown}: no process has a file open, its working directory or a "
+                       f"mapped file there" + ("; it can be unmounted" if mount else ""), values, path=real)
+    first = table[held[0].pid]
+    consequence = "unmounting it fails with 'target is busy' until they let go" if mount else "they keep it in use"
+    return Finding(HOLDERS, WARNING, f"{shown} is held by {'; '.join(values['held_by'][:3])}"
+                   + (f" and {len(held) - 3} more" if len(held) > 3 else "") + f": {consequence}",
+                   values, culprit=who(first), pid=held[0].pid, path=real)
+
+
+def counts_finding(path: str, readings: Readings) -> Finding:
+    """The folder below `path` with the most entries directly in it (a bounded walk)."""
+    direct: Counter[tuple[str, ...]] = Counter()
+    stats = WalkStats()
+    try:
+        fd, real = readings.policy.open_dir(path, "list")
+    except Exception as exc:  # PathDenied, OSError: the verdict says it could not count
+        return Finding(COUNTS, OK, f"cannot count the files under {shown_path(readings, path)}: {exc}", {"path": path})
+    for found in walk(real, fd, stats, COUNT_ENTRIES, time.monotonic() + COUNT_SECONDS):
+        if found.named_depth >= len(found.parts):
+            direct[found.parts[:-1]] += 1
+    folder, count = direct.most_common(1)[0] if direct else ((), 0)
+    place = shown_path(readings, str(real.joinpath(*folder)))
+    bound = " (the count stopped at its bound: at least this many)" if stats.stopped else ""
+    values = {"path": shown_path(readings, str(real)), "folder": place, "entries": count, "files": stats.files,
+              "dirs": stats.dirs, "complete": stats.stopped is None}
+    if count >= CROWDED:
+        return Finding(COUNTS, WARNING, f"{place} holds {count:,} entries directly{bound}: listing it (ls, a file "
+                       f"manager, a shell's * ) reads and sorts them all (a warning from {CROWDED:,})",
+                       values, culprit=place, path=str(real.joinpath(*folder)))
+    return Finding(COUNTS, OK, f"no crowded folder under {values['path']}: the most entries in one folder is {count:,} "
+                   f"({place}); {stats.files:,} files in all{bound} (a warning from {CROWDED:,})", values)
