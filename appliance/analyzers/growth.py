@@ -1,5 +1,5 @@
-"""What grows during the check: a process whose memory grows in every interval of the window (a
-fast leak), and a filesystem whose free space falls in every interval (a writer filling it), each
+"""What grows during the check: a process whose memory grows in nearly every interval of the window (a
+fast leak), and a filesystem whose free space falls in nearly every interval (a writer filling it), each
 with its rate and the time until the limit (available memory, free space) at that rate.
 
 Why a short window: the check must answer within 2 s, so the window runs beside the process
@@ -37,7 +37,7 @@ def window(readings: Readings) -> float:
 
 
 def memory_growth(readings: Readings) -> list[Finding]:
-    """Processes whose resident memory grew in every interval of the window, fastest first."""
+    """Processes whose resident memory grew in nearly every interval of the window, fastest first."""
     taken, spanned = readings.get("rss_series", lambda: series(rss_all, window(readings)))
     others = {p["pid"]: p for p in candidates(readings)}
     found = [g for g in growers(taken, spanned) if g.key in others]
@@ -52,7 +52,7 @@ def memory_growth(readings: Readings) -> list[Finding]:
     seen = (f"the fastest, {who(others[int(fastest.key)])}, grew {units.rate(fastest.rate)}"
             if fastest else "none grew")
     return [Finding(MEMORY_FAMILY, OK, f"no process's memory grows fast: over {spanned:.1f} s {seen} (a warning from "
-                    f"{units.rate(MEMORY_RATE)} in every interval; a slow leak needs a longer watch)", values)]
+                    f"{units.rate(MEMORY_RATE)} in nearly every interval; a slow leak needs a longer watch)", values)]
 
 
 def _leak(grower: Grower, info: dict, available: int, spanned: float) -> Finding:
@@ -61,7 +61,7 @@ def _leak(grower: Grower, info: dict, available: int, spanned: float) -> Finding
               "window_seconds": round(spanned, 2), "memory_available_bytes": available, "seconds_to_full": round(left)}
     return Finding(MEMORY_FAMILY, CRITICAL if left < CRITICAL_WITHIN else WARNING,
                    f"memory growing: {who(info)} grew from {size(grower.first)} to {size(grower.last)} in {spanned:.1f} s "
-                   f"({units.rate(grower.rate)}, in every interval); at this rate the {size(available)} available "
+                   f"({units.rate(grower.rate)}, in nearly every interval); at this rate the {size(available)} available "
                    f"are used up in {units.duration(left)}", values, culprit=name_of(info), pid=int(grower.key))
 
 
@@ -77,7 +77,7 @@ def _free(readings: Readings) -> dict[str, int]:
 
 
 def disk_growth(readings: Readings) -> list[Finding]:
-    """Filesystems whose free space fell in every interval of the window, with the time to full."""
+    """Filesystems whose free space fell in nearly every interval of the window, with the time to full."""
     taken, spanned = readings.get("free_series", lambda: series(lambda: {k: -v for k, v in _free(readings).items()},
                                                                  window(readings)))
     losing = growers(taken, spanned)  # free space as a negative number: it "grows" as it falls
@@ -91,7 +91,7 @@ def disk_growth(readings: Readings) -> list[Finding]:
     seen = (f"the fastest, {values['fastest']}, lost {units.rate(fastest.rate)}" if fastest
             else "no filesystem lost free space")
     return [Finding(DISK_FAMILY, OK, f"no filesystem is filling fast: over {spanned:.1f} s {seen} (a warning when one "
-                    f"loses at least {units.rate(DISK_RATE)} in every interval and is full within "
+                    f"loses at least {units.rate(DISK_RATE)} in nearly every interval and is full within "
                     f"{units.duration(DISK_FULL_WITHIN)})", values)]
 
 

@@ -30,10 +30,10 @@ CROWDED = 10_000  # entries directly in one folder: `ls` and file managers slow 
 COUNT_ENTRIES, COUNT_SECONDS = 200_000, 2.0  # the bounds of the count's walk
 _HOLD = re.compile(r"\b(busy|eject|unmount|umount|in use|using|use it|has .{0,40}\bopen|holds?|holding|locked|"
                    r"unplug|remove|delete|keeps? .{0,20}open|still open)\b", re.I)
-_LOOKUP = re.compile(r"no such file|not found|doesn'?t exist|does not exist|can'?t find|cannot find|missing|"
-                     r"broken link|symlink|\blink\b|permission denied|access denied|not allowed|can'?t open|"
-                     r"cannot open|can'?t read|cannot read", re.I)
-_PERMISSION = re.compile(r"permission|access denied|not allowed", re.I)
+_PERMISSION = re.compile(r"permission|denied|(?:not|n't) allowed|forbidden|\baccess\b|"
+                         r"\b(?:can|could|may)(?:n'?t|not)?\b.{0,40}\b(?:read|open|get at|reach)\b", re.I)
+_LOOKUP = re.compile(r"no such file|not found|\bexists?\b|doesn'?t exist|can'?t find|cannot find|missing|"
+                     r"broken link|symlink|\blink\b|" + _PERMISSION.pattern, re.I)
 _COUNTS = re.compile(r"\b(forever|hangs?|slow|ages|many files|number of files|how many files|lots of files|"
                      r"tons of files|listing|list(?:ing)? (?:it|the folder)|\bls\b|file manager)", re.I)
 _USER = re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b|\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I)

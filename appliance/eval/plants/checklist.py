@@ -121,7 +121,7 @@ def control_process_names(sandbox: Sandbox) -> Fault:
 
 def _user_workers(sandbox: Sandbox, *, busy: bool) -> tuple[list[int], str, str]:
     user = service_user()
-    name = process_name("thumbnailer")
+    name = process_name("thumbnails")
     work = "ready()\nx = 0\nwhile True:\n    x = (x * 31 + 7) % 1000003\n" if busy else "ready()" + SLEEP_FOREVER
     pids = [sandbox.spawn(name, _as_user(user) + work, args=["--queue", "uploads"])[0] for _ in range(2)]
     return pids, name, user.pw_name
@@ -143,7 +143,7 @@ def control_user_load(sandbox: Sandbox) -> Fault:
 
 def _session_cache(sandbox: Sandbox, *, grows: bool) -> tuple[int, str]:
     """8 MiB/s in 2 MiB touched blocks, dropped at 1 GiB and grown again; the control holds 64 MiB."""
-    name = process_name("sessioncache")
+    name = process_name("sesscache")
     if grows:
         code = ("held = []\nwhile True:\n"
                 "    block = bytearray(2 << 20)\n"

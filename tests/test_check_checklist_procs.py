@@ -1,0 +1,84 @@
+"""`appliance check` names each planted fault of the checklist's process and path families, and stays
+quiet on its control (appliance/eval/families_checklist_procs.py).
+
+The machine-wide families (process_names, user_load, memory_growth, disk_growth) are checked through
+`run_all` over a fresh reading with the check's own windows; the families whose subject is a path
+the question names (path_holders, path_lookup, path_permission, file_counts) through the function
+the engine uses before the first step (`path_findings`), with the family's own precise question.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from appliance.analyzers import Readings, run_all
+from appliance.analyzers.named_path import path_findings
+from appliance.eval.families_checklist_procs import SEALED_FAMILIES
+from appliance.eval.sandbox import Sandbox
+from appliance.tools.paths import PathPolicy
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="!!! the plants mount tmpfs and change users: need root")
+
+FAMILIES = {f.name: f for f in SEALED_FAMILIES}
+MACHINE = ("process_names", "user_load", "memory_growth", "disk_growth")
+# the named-path families: (the verdict's family, the slot that names the path)
+NAMED = {"path_holders": ("path_holders", "mount"), "path_lookup": ("path_lookup", "path"),
+         "path_permission": ("path_lookup", "path"), "file_counts": ("file_counts", "root")}
+
+
+def readings(fault) -> Readings:
+    return Readings(self_pids=frozenset({os.getpid()}), policy=PathPolicy.default(list(fault.roots)))
+
+
+def names_truth(finding, truth) -> bool:
+    text = " ".join(str(x) for x in (finding.culprit, finding.pid, finding.path, finding.verdict) if x is not None)
+    wanted = [truth.get(k) for k in ("pid", "name", "user", "mount", "path", "target", "folder") if truth.get(k)]
+    return any(str(w) in text for w in wanted)
+
+
+def planted(plant):
+    sandbox = Sandbox()
+    try:
+        return sandbox, plant(sandbox)
+    except BaseException:
+        sandbox.close()
+        raise
+
+
+@pytest.mark.parametrize("name", MACHINE)
+def test_check_names_the_planted_fault_and_not_its_control(name):
+    family = FAMILIES[name]
+    sandbox, fault = planted(family.plant)
+    with sandbox:
+        findings = [f for f in run_all(readings(fault), families=[name]) if f.family == name]
+        problems = [f for f in findings if f.is_problem]
+        assert problems, f"{name}: no warning for the planted fault: {[f.line() for f in findings]}"
+        assert any(names_truth(f, fault.truth) for f in problems), (name, fault.truth, [f.line() for f in problems])
+    sandbox, control = planted(family.control)
+    with sandbox:
+        findings = [f for f in run_all(readings(control), families=[name]) if f.family == name]
+        blamed = [f for f in findings if f.is_problem and (f.pid == control.truth.get("decoy_pid")
+                                                          or control.truth.get("decoy") == f.culprit)]
+        assert not blamed, f"{name}: the control's decoy was blamed: {[f.line() for f in blamed]}"
+
+
+@pytest.mark.parametrize("name", sorted(NAMED))
+def test_a_named_path_gets_the_planted_cause_and_its_control_is_fine(name):
+    family = FAMILIES[name]
+    verdict_family, slot = NAMED[name]
+    sandbox, fault = planted(family.plant)
+    with sandbox:
+        question = family.precise.format(**fault.slots)
+        findings = [f for f in path_findings(str(fault.slots[slot]), question, readings(fault))
+                    if f.family == verdict_family]
+        problems = [f for f in findings if f.is_problem]
+        assert problems, f"{name}: no warning: {[f.line() for f in findings]}"
+        assert any(names_truth(f, fault.truth) for f in problems), (name, fault.truth, [f.line() for f in problems])
+    sandbox, control = planted(family.control)
+    with sandbox:
+        question = family.control_precise.format(**control.slots)
+        findings = [f for f in path_findings(str(control.slots[slot]), question, readings(control))
+                    if f.family == verdict_family]
+        assert findings and not [f for f in findings if f.is_problem], [f.line() for f in findings]
