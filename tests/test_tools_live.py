@@ -76,6 +76,15 @@ LIVE_CALLS = {
     "list_dir": ({"path": "/etc", "n": 10}, obj(path=STR, entries_total=INT, dirs=INT, files=INT,
                                                 entries=arr(obj(name=STR, type=STR)))),
     "run_readonly": ({"command": "uname -a"}, obj(command=STR, exit_code=INT, seconds=NUM, output=STR)),
+    "process_tree": ({"pid": 1}, obj(process=obj(pid=INT, name=STR), ancestry=arr({"type": ["object", "null"]}),
+                                     children_total=INT, children=arr(obj(pid=INT)), descendants_total=INT)),
+    "user_totals": ({"sample_seconds": 0.3}, obj(sample_seconds=NUM, cpu_count=INT, users=arr(
+        obj(user=STR, cpu_percent=PCT, cores_busy=NUM, memory_rss=STR, memory_percent=PCT, processes=INT, threads=INT)))),
+    "growth": ({"path": "/etc", "seconds": 1.0}, obj(path=STR, seconds=NUM, growing_files=arr(obj(path=STR)),
+                                                     filesystem_free=STR)),
+    "path_holders": ({"path": "/"}, obj(path=STR, is_mount_point=BOOL, holders_total=INT,
+                                        holders=arr(obj(pid=INT, name=STR, holds_as=arr(STR), paths=arr(STR))))),
+    "path_lookup": ({"path": "/etc/os-release"}, obj(path=STR, exists=BOOL, components=arr(obj(path=STR, type=STR)))),
 }
 
 

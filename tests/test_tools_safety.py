@@ -102,6 +102,14 @@ def every_call(tree: Path, pid: int | None = None) -> list[tuple[str, dict]]:
         ("run_readonly", {"command": "ss -tnp"}),
         ("run_readonly", {"command": "uname -a"}),
         ("process_details", {"pid": pid or os.getpid()}),
+        ("process_tree", {"name": "appliance-test-canary"}),
+        ("process_tree", {"pid": pid or os.getpid()}),
+        ("user_totals", {"sample_seconds": 0.2}),
+        ("growth", {"seconds": 1.0}),
+        ("growth", {"path": str(tree), "seconds": 1.0}),
+        ("path_holders", {"path": str(tree)}),
+        ("path_lookup", {"path": str(tree / "home" / "project" / "notes"), "user": "nobody"}),
+        ("path_lookup", {"path": str(tree / "home" / ".ssh" / "id_ed25519")}),
     ]
     assert {name for name, _ in calls} == {f.__name__ for f in TOOL_FUNCTIONS}  # no tool left out
     return calls

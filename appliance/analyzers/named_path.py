@@ -28,15 +28,22 @@ from appliance.tools.walk import WalkStats, walk
 HOLDERS, LOOKUP, COUNTS = "path_holders", "path_lookup", "file_counts"
 CROWDED = 10_000  # entries directly in one folder: `ls` and file managers slow down visibly
 COUNT_ENTRIES, COUNT_SECONDS = 200_000, 2.0  # the bounds of the count's walk
-_HOLD = re.compile(r"\b(busy|eject|unmount|umount|in use|using|use it|has .{0,40}\bopen|holds?|holding|locked|"
-                   r"unplug|remove|delete|keeps? .{0,20}open|still open)\b", re.I)
-_PERMISSION = re.compile(r"permission|denied|(?:not|n't) allowed|forbidden|\baccess\b|"
-                         r"\b(?:can|could|may)(?:n'?t|not)?\b.{0,40}\b(?:read|open|get at|reach)\b", re.I)
+# Words that ask who holds a place; the strong ones say that something is in the way (a warning
+# when a process holds it), the others ask who has it (the holders are then a fact, not a fault).
+_HOLD = re.compile(r"\b(busy|eject|unmount|umount|in use|unplug|locked|still open|keeps? .{0,20}open|using|use it|"
+                   r"has .{0,40}\bopen|remove|delete)\b|\b(?:who|which|what)\b.{0,40}\b(?:holds?|holding)\b", re.I)
+_IN_THE_WAY = re.compile(r"\b(busy|eject|unmount|umount|in use|unplug|locked|still open|keeps? .{0,20}open|"
+                         r"can'?t (?:remove|delete)|cannot (?:remove|delete))\b", re.I)
+# Permission: a denial the person reports (judged for anyone but the owners when no user is named),
+# or "can USER read/open X" (judged for the user named, else for anyone but the owners).
+_DENIAL = re.compile(r"permission|denied|(?:not|n't) allowed|forbidden", re.I)
+_CAN_READ = re.compile(r"\b(?:can|could|may)(?:n'?t|not)?\b.{0,40}\b(?:read|open|get at)\b", re.I)
 _LOOKUP = re.compile(r"no such file|not found|\bexists?\b|doesn'?t exist|can'?t find|cannot find|missing|"
-                     r"broken link|symlink|\blink\b|" + _PERMISSION.pattern, re.I)
+                     r"broken link|symlink|\blink\b|" + _DENIAL.pattern + "|" + _CAN_READ.pattern, re.I)
 _COUNTS = re.compile(r"\b(forever|hangs?|slow|ages|many files|number of files|how many files|lots of files|"
                      r"tons of files|listing|list(?:ing)? (?:it|the folder)|\bls\b|file manager)", re.I)
-_USER = re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b|\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I)
+_USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b", re.I),
+          re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I))
 
 
 def path_findings(path: str, question: str, readings: Readings) -> list[Finding]:
@@ -49,7 +56,7 @@ def path_findings(path: str, question: str, readings: Readings) -> list[Finding]
     if not exists or _LOOKUP.search(question):
         found.append(lookup_finding(written, question, readings))
     if exists and _HOLD.search(question):
-        found.append(holders_finding(written, readings))
+        found.append(holders_finding(written, question, readings))
     if exists and os.path.isdir(written) and _COUNTS.search(question):
         found.append(counts_finding(written, readings))
     return found
@@ -57,10 +64,10 @@ def path_findings(path: str, question: str, readings: Readings) -> list[Finding]
 
 def named_user(question: str) -> str | None:
     """A user of this machine the question names ("as www-data", "user backup", "the deploy user")."""
-    for match in _USER.finditer(question):
-        name = match.group(1) or match.group(2)
-        if name and account(name) is not None:
-            return name
+    for pattern in _USERS:
+        for match in pattern.finditer(question):
+            if account(match.group(1)) is not None:
+                return match.group(1)
     return None
 
 
@@ -73,7 +80,7 @@ def lookup_finding(path: str, question: str, readings: Readings) -> Finding:
                     "links": [f"{shown_path(readings, s.path)} -> {shown_path(readings, s.target)}" for s in links]}
     if not found.exists:
         return _missing(found, shown, values, readings)
-    if _PERMISSION.search(question):
+    if _DENIAL.search(question) or _CAN_READ.search(question):
         blocked = _blocked(found, question)
         if blocked is not None:
             step, refused, user = blocked
@@ -105,8 +112,9 @@ def _blocked(found: Lookup, question: str):
     return (*blocked, user or "a user other than the owner")
 
 
-def holders_finding(path: str, readings: Readings) -> Finding:
-    """Which processes (not the appliance's own) hold the path, and how."""
+def holders_finding(path: str, question: str, readings: Readings) -> Finding:
+    """Which processes (not the appliance's own) hold the path, and how: a warning for a mount point
+    or a question that says the place is in the way, else the holders as a fact."""
     real = os.path.realpath(path)
     shown = shown_path(readings, real)
     table = {p["pid"]: p for p in candidates(readings)}
@@ -119,9 +127,10 @@ def holders_finding(path: str, readings: Readings) -> Finding:
                        f"mapped file there" + ("; it can be unmounted" if mount else ""), values, path=real)
     first = table[held[0].pid]
     consequence = "unmounting it fails with 'target is busy' until they let go" if mount else "they keep it in use"
-    return Finding(HOLDERS, WARNING, f"{shown} is held by {'; '.join(values['held_by'][:3])}"
+    severity = WARNING if mount or _IN_THE_WAY.search(question) else OK
+    return Finding(HOLDERS, severity, f"{shown} is held by {'; '.join(values['held_by'][:3])}"
                    + (f" and {len(held) - 3} more" if len(held) > 3 else "") + f": {consequence}",
-                   values, culprit=who(first), pid=held[0].pid, path=real)
+                   values, culprit=who(first) if severity != OK else None, pid=held[0].pid, path=real)
 
 
 def counts_finding(path: str, readings: Readings) -> Finding:

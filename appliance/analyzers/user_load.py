@@ -35,6 +35,7 @@ def user_load(readings: Readings) -> list[Finding]:
               "top_cpu_cores": round(by_cpu.cores, 2), "top_memory_user": redact(by_memory.user),
               "top_memory_percent": units.pct(by_memory.rss, memory), "users": len(totals),
               "processes": {redact(t.user): t.processes for t in totals[:5]}}
+    ranking = "; by CPU: " + ", ".join(f"{redact(t.user)} {share(t)} %" for t in totals[:3])
     found = []
     for total, kind, pct in ((by_cpu, "CPU", share(by_cpu)), (by_memory, "memory", units.pct(by_memory.rss, memory))):
         limit = CPU_SHARE if kind == "CPU" else MEMORY_SHARE
@@ -42,13 +43,13 @@ def user_load(readings: Readings) -> list[Finding]:
             amount = (f"{pct} % of all {taken.cpu_count} cores ({core_percent(total.cores)} % of one core)" if kind == "CPU"
                       else f"{pct} % of memory ({size(total.rss)} RSS)")
             found.append(Finding(FAMILY, WARNING, f"user {redact(total.user)} takes {amount} with "
-                                 f"{total.processes} processes and {total.threads} threads (a warning from {limit:g} %)",
+                                 f"{total.processes} processes and {total.threads} threads (a warning from {limit:g} %){ranking}",
                                  values, culprit=redact(total.user), pid=_busiest(total.pids, taken.procs, kind)))
     if found:
         return found
     return [Finding(FAMILY, OK, f"no user dominates: the busiest, {redact(by_cpu.user)}, uses {share(by_cpu)} % of all "
                     f"cores with {by_cpu.processes} processes; the most memory, {redact(by_memory.user)}, "
-                    f"{size(by_memory.rss)} RSS ({values['top_memory_percent']} %)", values)]
+                    f"{size(by_memory.rss)} RSS ({values['top_memory_percent']} %){ranking}", values)]
 
 
 def _busiest(pids: list[int], procs: list[dict], kind: str) -> int | None:

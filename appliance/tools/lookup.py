@@ -51,9 +51,9 @@ def path_lookup(
         blocked = blocked_for(found, *who)
         data["user"] = user.strip()
         if blocked is None:
-            data["access"] = f"{user} may pass every folder" + (" and read it" if found.exists else "")
+            data["verdict_for_user"] = f"{user} may pass every folder" + (" and read it" if found.exists else "")
         else:
             step, refused = blocked
-            data["access"] = f"{user} may not {refused} {step.path} ({ls_mode(step.st) if step.st else '?'})"
-            data["headline"] += f"; {data['access']}"
+            data["verdict_for_user"] = f"{user} may not {refused} {step.path} ({ls_mode(step.st) if step.st else '?'})"
+            data["headline"] += f"; {data['verdict_for_user']}"
     return ok(data)

@@ -56,7 +56,8 @@ def _decoy(sandbox: Sandbox, pid: int, name: str, **truth) -> Fault:
 
 def _backup_disk(sandbox: Sandbox, *, held: bool) -> tuple[int, str, Path]:
     mount = sandbox.mount_tmpfs("media/backup-disk", size="16m")
-    sandbox.fill("media/backup-disk/photos-2023.tar", 2 * MB)
+    for year in (2021, 2022, 2023):  # even sizes: no one file is the story
+        sandbox.fill(f"media/backup-disk/photos-{year}.tar", 2 * MB)
     name = process_name("syncagent")
     where = str(mount) if held else str(sandbox.root)
     code = (f"os.chdir({where!r})\nhandle = open('sync-journal.db', 'ab')\nhandle.write(b'x' * 4096)\n"
@@ -172,8 +173,8 @@ def control_memory_growth(sandbox: Sandbox) -> Fault:
 # -- a filesystem a writer fills -----------------------------------------------------------------
 
 def _ingest(sandbox: Sandbox, *, busy: bool) -> tuple[int, str, Path, Path]:
-    """2 MiB/s appended to a trace on a 256 MiB tmpfs, emptied at 128 MiB (never full); the control
-    wrote 4 MiB once."""
+    """2 MiB/s of debug lines appended to a trace on a 256 MiB tmpfs, emptied at 128 MiB (never
+    full); the control wrote 4 MiB once."""
     mount = sandbox.mount_tmpfs("var/spool/ingest", size="256m")
     trace = mount / "trace-debug.log"
     name = process_name("ingestd")
@@ -183,7 +184,9 @@ def _ingest(sandbox: Sandbox, *, busy: bool) -> tuple[int, str, Path, Path]:
             "    if written >= 128 << 20:\n        out.truncate(0); out.seek(0); written = 0\n"
             "    time.sleep(0.125)\n") if busy else \
         "for _ in range(16):\n    out.write(block)\nout.flush()\nready()" + SLEEP_FOREVER
-    code = f"out = open({str(trace)!r}, 'ab')\nblock = os.urandom(256 << 10)\n" + loop
+    code = (f"out = open({str(trace)!r}, 'ab')\n"
+            "block = b''.join(b'2024-06-01 12:00:00 DEBUG ingest: frame %06d accepted, 412 bytes queued\\n' % i "
+            "for i in range(4000))[:256 << 10]\n" + loop)
     pid, _ = sandbox.spawn(name, code, args=["--debug", "--spool", str(mount)])
     return pid, name, mount, trace
 
