@@ -161,3 +161,33 @@ def test_dir_sizes_ranks_by_number_of_files_and_names_the_most_crowded_folder(tr
     assert f"most entries directly in one folder: {tree}/many/deep (300)" in by_files["headline"]
     by_bytes = call(tree, "dir_sizes", path=str(tree))["data"]
     assert by_bytes["largest"][0]["path"] == str(tree / "big")
+
+
+def test_the_checklist_analyzers_never_name_the_appliance_or_its_children(tree):
+    """The appliance's own children leak memory, keep 70 copies of one worker and hold a folder: no
+    verdict names them (they are the appliance's own), and the folder is said to be free."""
+    from appliance.analyzers import Readings, run_all
+    from appliance.analyzers.named_path import path_findings
+
+    (tree / "held").mkdir()
+    leak = ("import time\nheld = []\nwhile True:\n    block = bytearray(2 << 20)\n"
+            "    for i in range(0, len(block), 4096):\n        block[i] = 1\n    held.append(block)\n    time.sleep(0.2)\n")
+    swarm = ("import os, time\nfor _ in range(70):\n    if os.fork() == 0:\n        time.sleep(30)\n        os._exit(0)\n"
+             "time.sleep(30)\n")
+    children = [subprocess.Popen([sys.executable, "-c", leak]),
+                subprocess.Popen([sys.executable, "-c", swarm]),
+                subprocess.Popen([sys.executable, "-c", "import time\ntime.sleep(30)"], cwd=tree / "held")]
+    try:
+        time.sleep(1.0)
+        ours = {c.pid for c in children}
+        findings = run_all(Readings(), families=["memory_growth", "process_names", "user_load"])
+        held = path_findings(str(tree / "held"), f"umount {tree / 'held'} says target is busy", Readings())
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+    for finding in findings + held:
+        assert finding.pid not in ours, finding.line()
+        assert "appliance" not in str(finding.culprit), finding.line()
+    holders = next(f for f in held if f.family == "path_holders")
+    assert not holders.is_problem and holders.verdict.startswith("nothing holds")
