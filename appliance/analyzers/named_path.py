@@ -37,7 +37,7 @@ _IN_THE_WAY = re.compile(r"\b(busy|eject|unmount|umount|in use|unplug|locked|sti
 # Permission: a denial the person reports (judged for anyone but the owners when no user is named),
 # or "can USER read/open X" (judged for the user named, else for anyone but the owners).
 _DENIAL = re.compile(r"permission|denied|(?:not|n't) allowed|forbidden", re.I)
-_CAN_READ = re.compile(r"\b(?:can|could|may)(?:n'?t|not)?\b.{0,40}\b(?:read|open|get at)\b", re.I)
+_CAN_READ = re.compile(r"\b(?:can|could|may)(?:n'?t|not)?\b.{0,40}\b(?:read|open)\b", re.I)
 _LOOKUP = re.compile(r"no such file|not found|\bexists?\b|doesn'?t exist|can'?t find|cannot find|missing|"
                      r"broken link|symlink|\blink\b|" + _DENIAL.pattern + "|" + _CAN_READ.pattern, re.I)
 _COUNTS = re.compile(r"\b(forever|hangs?|slow|ages|many files|number of files|how many files|lots of files|"
