@@ -10,7 +10,9 @@ the engine uses before the first step (`path_findings`), with the family's own p
 from __future__ import annotations
 
 import os
+import time
 
+import psutil
 import pytest
 
 from appliance.analyzers import Readings, run_all
@@ -38,6 +40,17 @@ def names_truth(finding, truth) -> bool:
     return any(str(w) in text for w in wanted)
 
 
+def assert_gone(fault) -> None:
+    """Nothing the plant started is left once its sandbox is closed (forked workers included)."""
+    deadline = time.monotonic() + 5
+    while True:
+        left = [p.pid for p in psutil.process_iter(["name"]) if p.info["name"] in fault.names]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert not left, (fault.names, left)
+
+
 def planted(plant):
     sandbox = Sandbox()
     try:
@@ -62,6 +75,8 @@ def test_check_names_the_planted_fault_and_not_its_control(name):
         blamed = [f for f in findings if f.is_problem and (f.pid == control.truth.get("decoy_pid")
                                                           or control.truth.get("decoy") == f.culprit)]
         assert not blamed, f"{name}: the control's decoy was blamed: {[f.line() for f in blamed]}"
+    assert_gone(fault)
+    assert_gone(control)
 
 
 @pytest.mark.parametrize("name", sorted(NAMED))
@@ -82,3 +97,19 @@ def test_a_named_path_gets_the_planted_cause_and_its_control_is_fine(name):
         findings = [f for f in path_findings(str(control.slots[slot]), question, readings(control))
                     if f.family == verdict_family]
         assert findings and not [f for f in findings if f.is_problem], [f.line() for f in findings]
+    assert_gone(fault)
+
+
+def test_the_first_step_shows_a_named_paths_cause_first():
+    """The engine's evidence before the first step carries the named path's verdict, first."""
+    from appliance.agent.evidence import MachineEvidence
+    from appliance.tools.registry import ToolContext, build_registry
+
+    family = FAMILIES["path_lookup"]
+    sandbox, fault = planted(family.plant)
+    with sandbox:
+        policy = PathPolicy.default(list(fault.roots))
+        evidence = MachineEvidence(build_registry(ToolContext(policy=policy)), policy=policy).gather(
+            family.vague.format(**fault.slots), frozenset({os.getpid()}))
+    first = evidence.shown()[0]
+    assert first.family == "path_lookup" and first.is_problem and fault.truth["target"] in first.verdict, first.line()

@@ -94,8 +94,8 @@ def _rows(infos: list[dict], procs: dict[int, dict], own: set[int], now: float) 
         row = brief(info["pid"], procs, own) or {}
         row.update(parent=info.get("ppid"), started=units.ago(info.get("create_time"), now))
         unit = unit_of(info["pid"])
-        if unit:
-            row["service"] = unit
+        if unit:  # the service's main process: the one its parent is outside the service
+            row["service"] = unit + (" (main process)" if unit_of(info.get("ppid") or 0) != unit else "")
         rows.append(row)
     return rows
 
