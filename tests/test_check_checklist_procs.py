@@ -113,3 +113,19 @@ def test_the_first_step_shows_a_named_paths_cause_first():
             family.vague.format(**fault.slots), frozenset({os.getpid()}))
     first = evidence.shown()[0]
     assert first.family == "path_lookup" and first.is_problem and fault.truth["target"] in first.verdict, first.line()
+
+
+def test_a_named_place_that_grows_names_the_file_and_its_writer_and_its_control_is_fine():
+    family = FAMILIES["disk_growth"]
+    sandbox, fault = planted(family.plant)
+    with sandbox:
+        found = [f for f in path_findings(fault.slots["mount"], family.precise.format(**fault.slots), readings(fault))
+                 if f.family == "disk_growth"]
+    assert found and found[0].is_problem and found[0].pid == fault.truth["pid"], [f.line() for f in found]
+    assert found[0].path == fault.truth["path"] and "full in" in found[0].verdict
+    sandbox, control = planted(family.control)
+    with sandbox:
+        found = [f for f in path_findings(control.slots["mount"], family.control_precise.format(**control.slots),
+                                          readings(control)) if f.family == "disk_growth"]
+    assert found and not found[0].is_problem, [f.line() for f in found]
+    assert_gone(fault)

@@ -20,14 +20,18 @@ from pathlib import Path
 from appliance.analyzers.base import OK, WARNING, Finding
 from appliance.analyzers.common import candidates, quote, who
 from appliance.analyzers.naming import shown_path
+from appliance.analyzers.growth import window
 from appliance.analyzers.readings import Readings
+from appliance.tools import units
 from appliance.tools.components import Lookup, account, blocked_for, look_up, ls_mode
+from appliance.tools.growth import growers, place_series, split_free, until
 from appliance.tools.holders import WAYS, holding
 from appliance.tools.walk import WalkStats, walk
 
-HOLDERS, LOOKUP, COUNTS = "path_holders", "path_lookup", "file_counts"
+HOLDERS, LOOKUP, COUNTS, GROWTH = "path_holders", "path_lookup", "file_counts", "disk_growth"
 CROWDED = 10_000  # entries directly in one folder: `ls` and file managers slow down visibly
 COUNT_ENTRIES, COUNT_SECONDS = 200_000, 2.0  # the bounds of the count's walk
+GROWING = 64 << 10  # bytes per second, steady over the window: 5 GiB a day
 # Words that ask who holds a place; the strong ones say that something is in the way (a warning
 # when a process holds it), the others ask who has it (the holders are then a fact, not a fault).
 _HOLD = re.compile(r"\b(busy|eject|unmount|umount|in use|unplug|locked|still open|keeps? .{0,20}open|using|use it|"
@@ -42,6 +46,7 @@ _LOOKUP = re.compile(r"no such file|not found|\bexists?\b|doesn'?t exist|can'?t 
                      r"broken link|symlink|\blink\b|" + _DENIAL.pattern + "|" + _CAN_READ.pattern, re.I)
 _COUNTS = re.compile(r"\b(forever|hangs?|slow|ages|many files|number of files|how many files|lots of files|"
                      r"tons of files|listing|list(?:ing)? (?:it|the folder)|\bls\b|file manager)", re.I)
+_GROWS = re.compile(r"\b(grow|grows|growing|grew|bigger|filling|fills up|fill up|creeps?|creeping)\b", re.I)
 _USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b", re.I),
           re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I))
 
@@ -59,6 +64,8 @@ def path_findings(path: str, question: str, readings: Readings) -> list[Finding]
         found.append(holders_finding(written, question, readings))
     if exists and os.path.isdir(written) and _COUNTS.search(question):
         found.append(counts_finding(written, readings))
+    if exists and _GROWS.search(question):
+        found.append(growth_finding(written, readings))
     return found
 
 
@@ -155,3 +162,36 @@ def counts_finding(path: str, readings: Readings) -> Finding:
                        values, culprit=place, path=str(real.joinpath(*folder)))
     return Finding(COUNTS, OK, f"no crowded folder under {values['path']}: the most entries in one folder is {count:,} "
                    f"({place}); {stats.files:,} files in all{bound} (a warning from {CROWDED:,})", values)
+
+
+def growth_finding(path: str, readings: Readings) -> Finding:
+    """The files at or below `path` that grew steadily over the check's growth window, with the
+    writer (a process holding the file open) and its filesystem's time to full at that rate."""
+    real = os.path.realpath(path)
+    shown = shown_path(readings, real)
+    try:
+        taken, spanned = place_series(real, readings.policy, window(readings))
+    except Exception as exc:  # PathDenied, OSError: the verdict says it could not watch
+        return Finding(GROWTH, OK, f"cannot watch {shown}: {quote(str(exc))}", {"path": shown})
+    sizes, start_free, end_free = split_free(taken)
+    grown = growers(sizes, spanned)
+    steady = [g for g in grown if g.steady and g.rate >= GROWING]
+    values: dict = {"path": shown, "window_seconds": round(spanned, 2), "free_bytes": end_free,
+                    "files_grown": len(grown)}
+    if not steady:
+        fastest = (f"; the fastest, {shown_path(readings, os.path.join(real, str(grown[0].key)))}, grew "
+                   f"{units.rate(grown[0].rate)}") if grown else ""
+        return Finding(GROWTH, OK, f"nothing under {shown} grows fast: {len(grown)} file(s) grew in {spanned:.1f} s"
+                       f"{fastest} (a warning from {units.rate(GROWING)} in nearly every interval)", values, path=real)
+    first = steady[0]
+    file = os.path.join(real, str(first.key)) if first.key else real
+    loss = max(0.0, (start_free - end_free) / spanned)
+    table = {p["pid"]: p for p in candidates(readings)}
+    writer = next((h for h in holding(file, deadline=0.5).holders if h.pid in table and "open file" in h.ways), None)
+    values.update(file=shown_path(readings, file), bytes_per_second=round(first.rate),
+                  writer=who(table[writer.pid]) if writer else None, seconds_to_full=round(end_free / loss) if loss else None)
+    by = f", written by {values['writer']}" if writer else ""
+    full = f"; its filesystem has {units.size(end_free)} free: full in {until(end_free, loss)} at this rate" if loss else ""
+    return Finding(GROWTH, WARNING, f"growing: {values['file']} grew from {units.size(first.first)} to "
+                   f"{units.size(first.last)} in {spanned:.1f} s ({units.rate(first.rate)}){by}{full}",
+                   values, culprit=values["file"], pid=writer.pid if writer else None, path=file)

@@ -20,6 +20,7 @@ import psutil
 from appliance.tools import units
 from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.context import ToolContext
+from appliance.tools.paths import PathPolicy
 from appliance.tools.procs import command_line, label, own_tree
 from appliance.tools.schema import Doc, MaxLen, Range
 from appliance.tools.walk import WalkStats, walk
@@ -112,27 +113,38 @@ def _process_rows(found: list[Grower], own: set[int]) -> list[dict]:
     return rows
 
 
-def file_sizes(real: str, ctx: ToolContext) -> dict[str, int]:
+def file_sizes(real: str, policy: PathPolicy, seconds: float = 2.0) -> dict[str, int]:
     """Apparent size of every file below `real` (one filesystem, links not followed, bounded)."""
-    fd, _ = ctx.policy.open_dir(real, "list")
-    deadline = time.monotonic() + min(ctx.scan_seconds, 2.0)
+    fd, _ = policy.open_dir(real, "list")
+    deadline = time.monotonic() + seconds
     return {"/".join(found.parts): found.st.st_size
             for found in walk(Path(real), fd, WalkStats(), WALK_ENTRIES, deadline)
             if not found.is_dir and found.named_depth >= len(found.parts)}
 
 
-def _path_growth(ctx: ToolContext, path: str, seconds: float) -> dict:
-    real = str(ctx.policy.resolve(path, "list"))
+def place_series(real: str, policy: PathPolicy, seconds: float) -> tuple[list[dict], float]:
+    """The sizes of the files at or below `real` ("" for `real` itself when it is a file) and its
+    filesystem's free bytes (key FREE), read STEPS+1 times over `seconds`."""
 
     def read() -> dict:
         stv = os.statvfs(real)
-        sizes = file_sizes(real, ctx) if os.path.isdir(real) else {"": os.stat(real).st_size}
+        sizes = file_sizes(real, policy) if os.path.isdir(real) else {"": os.stat(real).st_size}
         return {**sizes, FREE: stv.f_bavail * stv.f_frsize}
 
-    taken, spanned = series(read, seconds)
-    start_free, end_free = taken[0][FREE], taken[-1][FREE]
+    return series(read, seconds)
+
+
+def split_free(taken: list[dict]) -> tuple[list[dict], int, int]:
+    """(the readings without FREE, the free bytes at the start, at the end)."""
+    return [{k: v for k, v in t.items() if k != FREE} for t in taken], taken[0][FREE], taken[-1][FREE]
+
+
+def _path_growth(ctx: ToolContext, path: str, seconds: float) -> dict:
+    real = str(ctx.policy.resolve(path, "list"))
+    taken, spanned = place_series(real, ctx.policy, seconds)
+    sizes, start_free, end_free = split_free(taken)
     loss = (start_free - end_free) / spanned
-    files = growers([{k: v for k, v in t.items() if k != FREE} for t in taken], spanned)
+    files = growers(sizes, spanned)
     rows = [{"path": os.path.join(real, str(g.key)) if g.key else real, "size_start": units.size(g.first),
              "size_end": units.size(g.last), "growth_per_second": units.rate(g.rate), "steady": g.steady}
             for g in files[:MAX_SHOWN]]
