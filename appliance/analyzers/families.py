@@ -49,7 +49,7 @@ CHECKLIST_PROCS: tuple[Analyzer, ...] = (
     Analyzer("process_names", ("how many processes", "how many copies", "copies", "instances", "spawn", "spawns",
                                "spawning", "spawned", "pgrep", "pstree", "process tree", "who starts", "starts them"),
              process_names.process_names),
-    Analyzer("user_load", ("user", "users", "which user", "per user", "whose", "who is using", "hogging"),
+    Analyzer("user_load", ("user", "users", "which user", "per user", "user account"),
              user_load.user_load),
     Analyzer("memory_growth", ("leak", "leaking", "leaks", "growing", "grows", "keeps growing", "creeps", "creeping",
                                "over time", "memory growth"), growth.memory_growth),

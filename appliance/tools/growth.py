@@ -152,6 +152,8 @@ def _path_growth(ctx: ToolContext, path: str, seconds: float) -> dict:
                   "filesystem_free": units.size(end_free),
                   "filesystem_free_change_per_second": ("-" if loss > 0 else "+") + units.rate(abs(loss)),
                   "filesystem_full_in": until(end_free, loss)}
+    if max(len(t) for t in sizes) >= WALK_ENTRIES:
+        data["note"] = f"only the first {WALK_ENTRIES:,} files were watched: watch a subfolder for the rest"
     first = f"; fastest: {rows[0]['path']} +{rows[0]['growth_per_second']}" if rows else ""
     data = {"headline": f"{len(rows)} file(s) grew under {real} in {spanned:.1f} s{first}; the filesystem "
                         f"{'is full in ' + data['filesystem_full_in'] if data['filesystem_full_in'] else 'is not filling'}",
