@@ -72,6 +72,11 @@ MACHINE_FILES = {
     "test_tools_safety.py": "plants processes with canary command lines, reads every tool over the host",
     "test_tui_checks.py": "plants a real zombie parent and runs the real analyzers",
     "test_tui_responsiveness.py": "times key presses against 100/500 ms bounds: needs cores no test worker shares",
+    # the checklist's process and path readings (issue 32)
+    "test_check_checklist_procs.py": "plants CPU hogs of another user, a memory grower, a filling tmpfs, 72 forked "
+                                     "workers and a held mount, and asserts the check's machine-wide verdicts",
+    "test_tools_checklist_procs.py": "plants holders, forked workers, another user's processes and a memory grower; "
+                                     "its grower must rank among the fastest growing processes of the machine",
 }
 # The folder tests that gather the first step's evidence over the whole machine.
 FOLDER_STEERS = ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",

@@ -26,6 +26,7 @@ from appliance.analyzers.config_file import config_findings, is_config_path
 from appliance.analyzers.dependencies import log_findings
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 from appliance.analyzers.folder_sizes import folder_finding
+from appliance.analyzers.named_path import path_findings
 from appliance.analyzers.network import port_finding
 from appliance.analyzers.reach import ANALYZER as REACH
 from appliance.analyzers.reach import reach_finding
@@ -320,6 +321,7 @@ class MachineEvidence:
         if self.analyzers:
             for path in named_paths(question):
                 places.extend(f for f in place_verdicts(path, readings, storage=storage) if f not in places)
+                places.extend(f for f in path_findings(path, question.path_ask, readings) if f not in places)
             places.extend(f for f in folder_verdicts(looks) if f not in places)
         named = [os.path.realpath(os.path.expanduser(p)) for p in named_paths(question)]
         return Evidence(tuple(findings) + tuple(places), place_topics(topics, places, named), looks, tuple(places))

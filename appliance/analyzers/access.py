@@ -28,6 +28,7 @@ from appliance.analyzers.base import OK, WARNING, Finding
 from appliance.analyzers.common import candidates, quote, who
 from appliance.analyzers.naming import shown_path
 from appliance.analyzers.readings import Readings
+from appliance.tools.components import may
 
 FAMILY = "permissions"
 MAX_PATHS = 2
@@ -112,10 +113,7 @@ def _supplementary(pid: int) -> list[int]:
 def allowed(st: os.stat_result, uid: int, gids: frozenset[int], need: int) -> bool:
     """The kernel's rule for a process without capabilities: `need` is a mask of the owner bits
     (0o2 write, 0o1 search/execute), shifted to the class the process falls in."""
-    if uid == 0:
-        return True
-    klass = "owner" if uid == st.st_uid else "group" if st.st_gid in gids else "other"
-    return _may(st, klass, need)
+    return may(st, uid, gids, need)
 
 
 _SHIFT = {"owner": 6, "group": 3, "other": 0}

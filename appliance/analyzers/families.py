@@ -7,7 +7,8 @@ from appliance.analyzers import (
     cpu, deleted_open, disk_io, kernel, log_errors, memory, network, oom, process_counts, readonly_fs, restarts,
     sensors, services, storage, swap, timekeeping,
 )
-from appliance.analyzers import cgroup_limits, net_errors, reach, resolution, scheduled, stalled
+from appliance.analyzers import growth, process_names, user_load  # the checklist's process side
+from appliance.analyzers import cgroup_limits, net_errors, reach, resolution, scheduled, stalled  # its system side
 from appliance.analyzers.base import Analyzer
 
 # Resources (docs/analyzers.md).
@@ -42,6 +43,19 @@ PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
              timekeeping.uptime),
 )
 
+# The checklist's process readings (issue 32; docs/analyzers.md "Processes by name, users, growth").
+CHECKLIST_PROCS: tuple[Analyzer, ...] = (
+    Analyzer("process_names", ("how many processes", "how many copies", "copies", "instances", "spawn", "spawns",
+                               "spawning", "spawned", "pgrep", "pstree", "process tree", "who starts", "starts them"),
+             process_names.process_names),
+    Analyzer("user_load", ("user", "users", "which user", "per user", "user account"),
+             user_load.user_load),
+    Analyzer("memory_growth", ("leak", "leaking", "leaks", "growing", "grows", "keeps growing", "creeps", "creeping",
+                               "over time", "memory growth"), growth.memory_growth),
+    Analyzer("disk_growth", ("filling up", "fills up", "keeps filling", "growing", "grows", "keeps growing",
+                             "space going down", "time to full"), growth.disk_growth),
+)
+
 # The checklist's system side: reach of listeners, names and routes, scheduled jobs, saturation
 # (docs/analyzers.md, "The checklist: reach, names, schedules, saturation").
 CHECKLIST_SYSTEM: tuple[Analyzer, ...] = (
@@ -49,4 +63,4 @@ CHECKLIST_SYSTEM: tuple[Analyzer, ...] = (
     net_errors.ANALYZER,
 )
 
-FAMILIES: tuple[Analyzer, ...] = RESOURCES + PROCESS_NETWORK_LOG_TIME + CHECKLIST_SYSTEM
+FAMILIES: tuple[Analyzer, ...] = RESOURCES + PROCESS_NETWORK_LOG_TIME + CHECKLIST_PROCS + CHECKLIST_SYSTEM

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterable, Literal, Sequence
 
 from appliance.tools.base import DENIED, ToolResult, fail
+from appliance.tools.components import look_up
 
 Purpose = Literal["read", "list"]
 
@@ -193,15 +194,17 @@ class PathPolicy:
     # -- opening ----------------------------------------------------------------------------------
 
     def _missing(self, path: str, real: Path) -> str:
-        """'X does not exist', plus the nearest folder above it that does (when listing it is
-        allowed): a small model that guessed a sub-path ("/opt/billing/db") gets told where to
-        look instead of concluding that the missing folder is the fault."""
-        parent = real.parent
-        while parent != parent.parent and not parent.is_dir():
-            parent = parent.parent
-        if parent.is_dir() and _within(parent, self.list_roots):
-            return f"{path} does not exist; the nearest folder above it that exists is {parent} (list_dir shows what is there)"
-        return f"{path} does not exist"
+        """Why `path` does not exist, from a lookup of the path as written (a link to a target that
+        is gone is named, not the folder the resolved target would be in), plus the last folder the
+        lookup reached when listing it is allowed: a small model that guessed a sub-path
+        ("/opt/billing/db") gets told where to look instead of concluding that a folder is missing."""
+        written = os.path.normpath(os.path.expanduser(path.strip()))
+        found = look_up(written)
+        reason = f"{path} does not exist" + (f": {found.problem}" if found.problem else "")
+        reached = Path(found.stopped_at or real.parent)
+        if reached.is_dir() and _within(reached, self.list_roots) and secret_reason(reached) is None:
+            return f"{reason}; the last folder reached is {reached} (list_dir shows what is there)"
+        return reason
 
     def open_file(self, path: str) -> tuple[int, Path, os.stat_result]:
         """Open an allowed regular file for reading; returns (fd, real path, fstat). The caller closes fd."""

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from appliance.tools import (
     commands, disks, files, logs, memory, network, processes, reach, resolution, saturation, schedules, sensors, system, walk,
 )
+from appliance.tools import growth, holders, lookup, proctree, users
 from appliance.tools.base import ERROR, Registry, ToolResult, bind, fail
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathDenied, PathPolicy
@@ -38,6 +39,12 @@ TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     logs.read_log,
     files.read_file,
     files.list_dir,
+    # The checklist's process and path readings: processes by name, users, growth, who holds a path.
+    proctree.process_tree,
+    users.user_totals,
+    growth.growth,
+    holders.path_holders,
+    lookup.path_lookup,
     # The checklist's system side: who can reach a listener, names and routes, jobs, saturation.
     reach.listening_reach,
     resolution.name_resolution,

@@ -17,7 +17,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Iterator
+from collections import Counter
+from typing import Annotated, Iterator, Literal
 
 from appliance.tools import units
 from appliance.tools.base import EMPTY, OK, PARTIAL, result, tool
@@ -201,12 +202,15 @@ def dir_sizes(
     path: Annotated[str, MaxLen(512), Doc("directory to measure, e.g. / or /var or ~")],
     depth: Annotated[int, Range(1, 3), Doc("how many levels below path to report")] = 1,
     top: Annotated[int, Range(1, 30), Doc("how many entries")] = 10,
+    rank_by: Annotated[Literal["bytes", "files"], Doc("bytes, or number of files (slow listings)")] = "bytes",
 ) -> dict:
-    """Disk space used under a directory, by subdirectory (like du), largest first, on one filesystem.
+    """Disk space used under a directory, by subdirectory (like du), largest first (or by number of files), on one filesystem.
     Use to find what fills a disk, drilling down level by level. May be partial on huge trees (it says so)."""
     real, fd, stats, deadline = _start(ctx, path)
     totals: dict[tuple[str, ...], list] = {}
+    direct: Counter[tuple[str, ...]] = Counter()  # entries directly in each folder: what makes a listing slow
     for found in walk(real, fd, stats, ctx.scan_entries, deadline):
+        direct[found.parts[:-1]] += found.named_depth >= len(found.parts)
         shown = min(depth, found.named_depth, len(found.parts))
         for level in range(1, shown + 1):
             key = found.parts[:level]
@@ -217,17 +221,29 @@ def dir_sizes(
             slot[0] += found.allocated
             if not found.is_dir:
                 slot[1] += 1
-    ranked = heapq.nlargest(top, totals.items(), key=lambda kv: kv[1][0])
+    ranked = heapq.nlargest(top, totals.items(), key=lambda kv: kv[1][1 if rank_by == "files" else 0])
     entries = [
         {"path": str(real.joinpath(*key)), "type": "dir" if is_dir else "file", "size": units.size(size),
          "percent_of_total": units.pct(size, stats.bytes), **({"files": files} if is_dir else {})}
         for key, (size, files, is_dir) in ranked
     ]
     data = {"path": str(real), "total": units.size(stats.bytes), "largest": entries}
-    if entries:  # the ranked answer first (small models answer with the last line they read)
+    if rank_by == "files":
+        data = {"headline": _most_files(real, entries, direct), **data, "ranked_by": "number of files"}
+    elif entries:  # the ranked answer first (small models answer with the last line they read)
         top_entry = entries[0]
         data = {"headline": f"largest: {top_entry['path']} {top_entry['size']} ({top_entry['percent_of_total']}%)", **data}
     return _finish(stats, data, empty=not entries, what="entries")
+
+
+def _most_files(real: Path, entries: list[dict], direct: Counter[tuple[str, ...]]) -> str:
+    """The ranking's first entry and the folder with the most entries directly inside it."""
+    first = f"most files: {entries[0]['path']} ({entries[0].get('files', 1):,} files)" if entries else "no entries"
+    crowded = direct.most_common(1)
+    if crowded:
+        folder, count = crowded[0]
+        first += f"; most entries directly in one folder: {real.joinpath(*folder)} ({count:,})"
+    return first
 
 
 @tool(reads="tree", ttl=None, timeout=30.0, example={"path": "/var/log", "top": 10, "min_size_mb": 10})

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Sequence
 
+from appliance.analyzers.named_path import PathAsk, path_ask
 from appliance.agent.question.kinds import (AMOUNT_FORM, ANSWERABLE, NUMBERS, OPEN, RESOURCE_FAMILIES, THINGS, WHICH, WHY,
                                          YES_NO_FORM, Asks, Resource, with_resource)
 from appliance.agent.question.words import (conditional_in, failure_in, fault_in, form_in, lexical_asks, lexical_resource,
@@ -51,6 +52,7 @@ class Question:
     superlative: bool = False  # "biggest", "most", "top" …
     says_which: bool = False  # the word "which" itself ("… If so, which?")
     sure: bool = False  # the words said what is asked (the reader did not fall back to its default)
+    path_ask: PathAsk = field(default_factory=PathAsk)  # what it asks about a path it names (analyzers.named_path)
     source: str = "words"
     prior: tuple[str, str, bool] | None = field(default=None, compare=False)  # the words' labels, when the model chose
 
@@ -156,7 +158,7 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
         families=families, form=form_in(text), ranking=ranking_in(text), conditional=conditional_in(text),
         trouble=trouble_in(text), udp=bool(re.search(r"\budp\b", text, re.I)),
         superlative=superlative_in(text), says_which=bool(re.search(r"\bwhich\b", text, re.I)),
-        sure=sure, failure=failure_in(text),
+        sure=sure, failure=failure_in(text), path_ask=path_ask(text) if paths else PathAsk(),
     )
 
 
