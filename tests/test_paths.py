@@ -223,8 +223,9 @@ def test_a_missing_path_names_the_nearest_existing_folder_above_it(tmp_path):
     for opener in (lambda p: policy.open_dir(p), lambda p: policy.open_file(p)):
         with pytest.raises(FileNotFoundError) as caught:
             opener(str(tmp_path / "opt/billing/db/settings"))
-        assert str(caught.value) == (f"{tmp_path}/opt/billing/db/settings does not exist; the nearest folder above "
-                                     f"it that exists is {tmp_path}/opt/billing (list_dir shows what is there)")
+        assert str(caught.value) == (f"{tmp_path}/opt/billing/db/settings does not exist: {tmp_path}/opt/billing has "
+                                     f"no entry db; the last folder reached is {tmp_path}/opt/billing (list_dir "
+                                     "shows what is there)")
 
 
 def test_a_missing_path_does_not_reveal_a_folder_outside_the_allowed_places(tmp_path):
@@ -232,7 +233,7 @@ def test_a_missing_path_does_not_reveal_a_folder_outside_the_allowed_places(tmp_
     (tmp_path / "inside").mkdir()
     with pytest.raises(FileNotFoundError) as caught:
         policy.open_dir(str(tmp_path / "inside/a/b"))
-    assert "nearest folder" in str(caught.value)
+    assert "last folder reached" in str(caught.value)
     with pytest.raises((FileNotFoundError, PathDenied)) as caught:
         policy.open_dir(str(tmp_path / "elsewhere/x"))
-    assert "nearest folder" not in str(caught.value)
+    assert "last folder reached" not in str(caught.value) and str(tmp_path) + " " not in str(caught.value)

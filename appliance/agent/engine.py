@@ -164,7 +164,7 @@ class _Run:
                                finish_early=snapshot_covers(self.q))  # the snapshot may answer it
         self.finisher = Finisher(self.run_id, self.q, self.s, self.ctl, self.memory, engine.self_pids)
         self.tools = ToolCaller(self.registry, self.s, self.ctl, self.memory, engine.self_pids, engine.clock, cancel)
-        self.finisher.run_tool = self.tools.act  # a retry that lacked a fact gets the tool that shows it
+        self.finisher.run_tool, self.finisher.specs = self.tools.act, self.registry.specs  # recovery by a tool
         self.first = engine.first_evidence()
         self.warming: WarmBeside | None = None
 

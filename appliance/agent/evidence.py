@@ -155,9 +155,10 @@ def port_verdicts_for(question: Question, readings: Readings) -> list[Finding]:
     return [port_finding(port, readings, proto=proto, expect_listener=trouble) for port in named_ports(question)]
 
 
-def reach_verdicts_for(question: Question, topics: Sequence[str], readings: Readings) -> list[Finding]:
+def reach_verdicts_for(question: "Question | str", topics: Sequence[str], readings: Readings) -> list[Finding]:
     """For a question about reaching a service from other machines, whether each port it names can
     be reached: a warning when it listens on loopback only (or not at all)."""
+    question = as_question(question)
     if REACH.family not in topics:
         return []
     proto = port_asking(question)[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Generator, Iterator, Mapping
+from typing import Any, Callable, Generator, Iterator, Mapping, Sequence
 
 from appliance.agent import events as ev
 from appliance.agent.answer.assemble import assemble
@@ -25,7 +25,7 @@ from appliance.agent.control import LoopControl
 from appliance.agent.answer.rules import AnswerContext, judge_answer
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import Outcome
-from appliance.agent.prompt import KIND_TOOLS
+from appliance.agent.prompt import kind_call
 from appliance.agent.answer.ports import unasked_port
 from appliance.agent.rejection import rejection_message
 from appliance.agent.run_memory import RunMemory
@@ -33,7 +33,7 @@ from appliance.agent.settings import EngineSettings
 from appliance.agent.answer.steer import (NO_PROBLEM, Steer, backed_no, kept_after_opening, steer, steer_last,
                                       without_unasked_which)
 from appliance.llm.base import GenerationStats
-from appliance.tools.base import INVALID, OK
+from appliance.tools.base import INVALID, OK, ToolSpec
 
 
 
@@ -64,6 +64,7 @@ class Finisher:
     self_pids: frozenset[int]
     answer: ev.FinalAnswer | None = None
     run_tool: Callable[[int, str, dict], Outcome] | None = None  # runs a tool for a retry that lacked a fact
+    specs: Sequence[ToolSpec] = ()  # the tools the run has (the kind's tool is one of them)
 
     def finish(self, step: int, parsed: Step, stats: GenerationStats) -> Generator[ev.Event, None, Outcome | None]:
         """Judge a finish: None when the run ended (accepted, or replaced by the engine's own
@@ -142,10 +143,10 @@ class Finisher:
         if misfit.kind not in LACKS_FACT or self.run_tool is None:
             return None
         called = {key.split(" ", 1)[0] for key in self.memory.calls.occurrences}
-        tool = next((t for t in KIND_TOOLS.get(self.question.asks, ()) if t not in called), None)
-        if tool is None:
+        call = kind_call(self.question, self.specs, called)
+        if call is None:
             return None
-        outcome = self.run_tool(step, tool, {})
+        outcome = self.run_tool(step, *call)
         return outcome if outcome.status in (OK, "empty", "partial") else None
 
     def _refused_alone(self, text: str) -> bool:

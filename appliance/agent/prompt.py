@@ -223,16 +223,18 @@ def path_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[st
 
 
 # The tools whose readings answer a kind of question the analyzers give no verdict on (a plain fact,
-# a count, a user's share): named first, and run before a retry that lacked the fact
-# (agent/answer/steer.py).
+# a count, a user's share), first that fits: named first in the question message, and run before
+# a retry that lacked the fact (agent/finishing.py).
 KIND_TOOLS: dict[Asks, tuple[str, ...]] = {
     Asks.SYSTEM_FACT: ("system_overview",),
-    Asks.USER: ("top_processes",),
-    Asks.COUNT: ("top_processes",),
+    Asks.USER: ("user_totals", "top_processes"),
+    Asks.COUNT: ("process_tree", "top_processes"),
+    Asks.PROCESS: ("top_processes",),
     Asks.PORT: ("network_connections",),
     Asks.FILE: ("largest_files",),
     Asks.FOLDER: ("dir_sizes",),
     Asks.FILESYSTEM: ("disk_usage",),
+    Asks.SERVICE: ("scheduled_jobs",),
 }
 
 
@@ -242,6 +244,25 @@ def kind_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[st
         return []
     names = {spec.name for spec in specs}
     return [tool for tool in KIND_TOOLS.get(question.asks, ()) if tool in names]
+
+
+def kind_call(question: Question, specs: Iterable[ToolSpec], called: Iterable[str] = ()) -> tuple[str, dict] | None:
+    """The call of the question's kind not made yet, with the arguments the question gives (its
+    place, port or name; the root filesystem for "what fills my disk?"), or None."""
+    done = set(called)
+    tool = next((t for t in kind_tools(question, specs) if t not in done), None)
+    if tool is None:
+        return None
+    place = question.paths[0] if question.paths else "/"
+    arguments: dict[str, dict] = {
+        "dir_sizes": {"path": place, "depth": 1, "top": 8}, "largest_files": {"path": place, "top": 8},
+        "network_connections": {"port": question.ports[0]} if question.ports else {"state": "listen"},
+        "process_tree": {"name": question.names[0]} if question.names else {},
+        "top_processes": {"sort_by": "memory" if question.resource is Resource.MEMORY else "cpu"},
+    }
+    if tool == "process_tree" and not question.names:
+        return None
+    return tool, arguments.get(tool, {})
 
 
 def family_tools(families: Iterable[str], specs: Iterable[ToolSpec]) -> list[str]:

@@ -52,7 +52,7 @@ CHECKLIST_PROCS: tuple[Analyzer, ...] = (
              user_load.user_load),
     Analyzer("memory_growth", ("leak", "leaking", "leaks", "growing", "grows", "keeps growing", "creeps", "creeping",
                                "over time", "memory growth"), growth.memory_growth),
-    Analyzer("disk_growth", ("filling up", "fills up", "keeps filling", "growing", "grows", "keeps growing",
+    Analyzer("disk_growth", ("keeps filling", "growing", "grows", "keeps growing",
                              "space going down", "time to full"), growth.disk_growth),
 )
 

@@ -98,7 +98,8 @@ def analyze_inodes(readings: Readings) -> list[Finding]:
     return [Finding("inodes", OK, f"inodes are fine: the most used, {describe(fs, pct)}", values(fs, pct))]
 
 
-SPACE = Analyzer("filesystem_full", ("disk", "full", "space", "filesystem", "storage", "save", "df", "partition"),
+SPACE = Analyzer("filesystem_full", ("disk", "full", "space", "filesystem", "storage", "save", "df", "partition",
+                                     "fill up", "filling up", "fills up"),
                  analyze_space)
 INODES = Analyzer("inodes", ("inode", "inodes", "disk", "full", "space", "save", "files", "no space left"),
                   analyze_inodes)

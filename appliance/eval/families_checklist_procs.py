@@ -20,6 +20,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "I can't eject the backup drive at {mount}, it says it's still in use. What's using it?",
         "Is any process using files on {mount}? If so, which one?",
         "is it safe to unplug the backup drive at {mount}? is anything still using it?",
+        asks=('process', 'process', 'process', 'yes_no'),
     ),
     Family(
         "process_names", "a parent keeping 72 forked copies of one worker; control: the same parent with 3",
@@ -28,6 +29,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "there are loads of copies of the same program running on this box, where are they all coming from?",
         "Is any program running in an unusually large number of copies? If so, which process starts them?",
         "are there way too many copies of some program running?",
+        asks=('count', 'process', 'process', 'yes_no'),
     ),
     Family(
         "user_load", "two busy loops running as the web server's user; control: the same two, asleep",
@@ -36,6 +38,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "somebody on this computer is hogging it and everything is slow, who is it?",
         "Is any single user taking an unusual share of the CPU or memory? If so, which user?",
         "is one person hogging this machine?",
+        asks=('user', 'user', 'user', 'yes_no'),
     ),
     Family(
         "memory_growth", "a process whose memory grows 8 MiB/s; control: the same name holding a steady 64 MiB",
@@ -44,6 +47,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "the computer gets slower the longer it's on, like something keeps eating more and more of it. what is it?",
         "Is the memory use of any process growing steadily right now? If so, which?",
         "is something slowly eating up my computer's memory?",
+        asks=('process', 'process', 'process', 'yes_no'),
     ),
     Family(
         "disk_growth", "a writer appending 2 MiB/s to a trace on a 256 MiB tmpfs; control: one 4 MiB write",
@@ -52,6 +56,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "the space on {mount} keeps going down all by itself, what's doing that?",
         "Is anything on {mount} growing right now? If so, what and how fast?",
         "is {mount} filling up by itself?",
+        asks=('file', 'process', 'file', 'yes_no'),
     ),
     Family(
         "path_lookup", "a config path through a link to a release folder that is gone; control: the link's release exists",
@@ -60,6 +65,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "my shop app says it can't find {path} but I can see the folder right there, what's wrong?",
         "Does {path} exist, and can it be opened?",
         "is {path} ok?",
+        asks=('explanation', 'explanation', 'yes_no', 'yes_no'),
     ),
     Family(
         "path_permission", "a folder on the way closed to everyone but root; control: the same folder open to all",
@@ -68,6 +74,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "the website isn't allowed to open {path}, but the file itself looks fine. why not?",
         "Can the user {user} read {path}?",
         "can the website get at {path}?",
+        asks=('folder', 'explanation', 'yes_no', 'yes_no'),
     ),
     Family(
         "file_counts", "one subfolder of a queue with 24,000 files beside three small ones; control: 40 files",
@@ -76,5 +83,6 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "opening {root} hangs for ages every time, why?",
         "Does any folder under {root} hold an unusually large number of files? If so, which?",
         "is there anything in {root} that would make it slow to open?",
+        asks=('folder', 'explanation', 'folder', 'yes_no'),
     ),
 )

@@ -22,6 +22,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "site on port {port} works here but not from my laptop??",
         "Can other machines on the network connect to the service on port {port}?",
         "is port {port} open to other computers or just this one?",
+        asks=('explanation', 'explanation', 'yes_no', 'yes_no'),
     ),
     Family(
         "cgroup_limits", "a busy process held to 5 % of a core by its control group's quota; control: asleep in one",
@@ -30,6 +31,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "my image job crawls but top says the cpu is barely used, what's holding it back?",
         "Is any process being throttled by a CPU quota of its control group right now?",
         "is anything on this box capped on cpu?",
+        asks=('process', 'explanation', 'yes_no', 'yes_no'),
     ),
     Family(
         "network_errors", "a loopback listener that never accepts its queued connections; control: one that accepts",
@@ -38,6 +40,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "stuff connecting to port {port} just hangs forever, what's up?",
         "Is any listening service failing to accept its incoming connections?",
         "are connections piling up anywhere on this machine?",
+        asks=('process', 'explanation', 'yes_no', 'yes_no'),
     ),
     Family(
         "stalled_tasks", "a process stuck in uninterruptible sleep (D state); control: the same name, asleep",
@@ -46,6 +49,7 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "the load average is up but the cpu is idle, something seems hung, what is it?",
         "Are there any processes in uninterruptible sleep (D state) right now?",
         "anything hung on this machine?",
+        asks=('process', 'process', 'yes_no', 'yes_no'),
     ),
     Family(
         "system_facts", "no fault: the kernel release and whether this is a container or a virtual machine",
@@ -55,5 +59,6 @@ SEALED_FAMILIES: tuple[Family, ...] = (
         "Which Linux kernel release is running, and is this bare metal, a VM or a container?",
         "is this a real server or some vm/container thing? which kernel?",
         has_fault=False,
+        asks=('system_fact', 'system_fact', 'system_fact', 'system_fact'),
     ),
 )

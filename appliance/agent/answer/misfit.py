@@ -45,7 +45,8 @@ class Kind(str, Enum):
 # what it filtered by): a retry may rest on the checks' all-clear.
 NO_REAL_CULPRIT = frozenset({Kind.CLAIMS_NO_FAULT, Kind.SELF, Kind.UNBACKED_FIELD, Kind.NO_FACT, Kind.UNASKED_PORT})
 # Kinds whose answer invented or lacked a fact: a retry gets the tool that shows it first.
-LACKS_FACT = frozenset({Kind.UNBACKED_FIELD, Kind.UNBACKED_PATH, Kind.NO_FACT, Kind.NAMES_NO_THING, Kind.NO_NUMBER})
+LACKS_FACT = frozenset({Kind.UNBACKED_FIELD, Kind.UNBACKED_PATH, Kind.NO_FACT, Kind.NAMES_NO_THING, Kind.NO_NUMBER,
+                        Kind.NO_TOOL_YET})
 # Kinds that copy the engine's own words or a refused answer: never passed on as the model's.
 COPIES = frozenset({Kind.SAME_AS_REJECTED, Kind.COPIED})
 

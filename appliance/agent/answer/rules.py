@@ -123,6 +123,14 @@ def place_problem_missed(answer: str, result: Mapping[str, Any], question: "Ques
     return misses_culprit(answer, result, at_place + [f for f in evidence.asked_problems() if f not in at_place])
 
 
+# "X is using 0 % of one core", "Y uses 2 %": the top of an ok ranking, stated, is no claim of a fault.
+_SMALL_SHARE = re.compile(r"\b(?:us(?:es|ing)|takes?|taking)\s+(?:only\s+|just\s+)?(?:0|[0-9](?:\.\d+)?)\s?%", re.I)
+
+
+def _small_share(answer: str) -> bool:
+    return bool(_SMALL_SHARE.search(answer))
+
+
 def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) -> str | None:
     """A reason when the person asks what is wrong, the checks found nothing wrong in the
     question's fault families, and the answer neither says so nor claims any fault ("the network
@@ -137,7 +145,8 @@ def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) 
     if question_form(question) == WHICH and not is_conditional(question) and evidence.topics \
             and names_first_ranked(answer, {}, evidence.findings, evidence.topics[0]):
         return None
-    if denies_all(answer) or claims_problem(answer) or claims_any_fault(answer):
+    # "kworker uses 0 % of one core" claims nothing; only a claim of a family's fault answers it
+    if denies_all(answer) or claims_any_fault(answer) or (claims_problem(answer) and not _small_share(answer)):
         return None
     if names_a_problem(answer, evidence.findings):
         return None  # it names a problem the checks found elsewhere
@@ -281,12 +290,12 @@ _UNRELATED = re.compile(r"\b(?:unrelated|not\s+related|no\s+relation|not\s+(?:th
 
 
 def _addresses_finding(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
-    """A question that looks for a fault, with a warning or a critical finding in front of the
-    model: the answer names it (its culprit, path or another problem the checks found) or says
+    """A complaint or a question that looks for a fault, with a warning or a critical finding in
+    front of the model: the answer names it (its culprit, path or another problem the checks found) or says
     why it is unrelated. Without this a complaint in words no family lists was answered with
     whatever the model looked at last while a CPU hog stood in the evidence."""
-    if not q.seeks_fault:
-        return None
+    if q.asks is Asks.YES_NO and not q.seeks_fault:
+        return None  # a yes/no question of fact ("is port 8080 free?") asks about nothing wrong
     problems = [f for f in ctx.evidence.shown() if f.is_problem and (f.culprit or f.path)]
     if not problems or names_a_problem(a.stated, problems) or _UNRELATED.search(a.text):
         return None

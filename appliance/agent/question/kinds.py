@@ -58,14 +58,14 @@ ANSWERABLE = frozenset(Asks) - {Asks.OUT_OF_SCOPE}
 # The analyzer families that judge a resource, used when the question's words name none of them
 # (a complaint in words no family lists still gets the verdicts of the part it is about).
 RESOURCE_FAMILIES: dict[Resource, tuple[str, ...]] = {
-    Resource.CPU: ("cpu",),
-    Resource.MEMORY: ("memory", "swap", "oom"),
-    Resource.DISK_SPACE: ("filesystem_full", "inodes", "deleted_open"),
-    Resource.DISK_IO: ("disk_io",),
-    Resource.NETWORK: ("listening", "connections"),
-    Resource.FILES: ("open_files",),
-    Resource.PROCESSES: ("zombies", "threads", "restarts"),
-    Resource.TIME: ("clock", "uptime"),
+    Resource.CPU: ("cpu", "cgroup_limits", "stalled_tasks", "user_load"),
+    Resource.MEMORY: ("memory", "swap", "oom", "memory_growth"),
+    Resource.DISK_SPACE: ("filesystem_full", "inodes", "deleted_open", "disk_growth"),
+    Resource.DISK_IO: ("disk_io", "stalled_tasks"),
+    Resource.NETWORK: ("listening", "connections", "reach", "network_errors", "name_resolution"),
+    Resource.FILES: ("open_files", "inodes"),
+    Resource.PROCESSES: ("zombies", "threads", "restarts", "process_names", "failed_services"),
+    Resource.TIME: ("clock", "uptime", "scheduled_jobs"),
     Resource.LOGS: ("log_errors", "kernel_errors"),
     Resource.CONFIG: (),
     Resource.NONE: (),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Sequence
 from appliance.analyzers.named_path import PathAsk, path_ask
 from appliance.agent.question.kinds import (AMOUNT_FORM, ANSWERABLE, NUMBERS, OPEN, RESOURCE_FAMILIES, THINGS, WHICH, WHY,
                                          YES_NO_FORM, Asks, Resource, with_resource)
-from appliance.agent.question.words import (conditional_in, failure_in, fault_in, form_in, lexical_asks, lexical_resource,
+from appliance.agent.question.words import (conditional_in, failure_in, fault_in, fault_label_in, form_in, lexical_asks, lexical_resource,
                                          named_pids, named_things, paths_in, ports_in, ranking_in, superlative_in,
                                          trouble_in)
 
@@ -59,7 +59,8 @@ class Question:
     @property
     def seeks_fault(self) -> bool:
         """An answer must name what the checks found at fault (or say nothing is)."""
-        return self.fault and self.asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
+        looks = self.fault or self.trouble or self.form == WHICH
+        return looks and self.asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
 
     @property
     def asks_which(self) -> bool:
@@ -153,7 +154,7 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
     if not families and chosen:
         families = with_resource((), resource, [a.family for a in chosen])
     return Question(
-        text=text, asks=asks, resource=resource, fault=fault_in(text) and asks is not Asks.OUT_OF_SCOPE,
+        text=text, asks=asks, resource=resource, fault=fault_label_in(text) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT),
         paths=paths, ports=tuple(ports_in(text)), pids=tuple(named_pids(text)), names=tuple(named_things(text)),
         families=families, form=form_in(text), ranking=ranking_in(text), conditional=conditional_in(text),
         trouble=trouble_in(text), udp=bool(re.search(r"\budp\b", text, re.I)),

@@ -69,6 +69,11 @@ def ranking_in(text: str) -> bool:
     return form_in(text) == WHICH and bool(_SUPERLATIVE.search(text)) and not _CONDITIONAL.search(text)
 
 
+def fault_label_in(text: str) -> bool:
+    """The words report or suspect a fault (the question's fault label)."""
+    return bool(_FAULT.search(text))
+
+
 def fault_in(text: str) -> bool:
     return form_in(text) == WHICH or bool(_TROUBLE.search(text))
 
@@ -119,13 +124,20 @@ def ports_in(text: str) -> list[int]:
 
 _PID = re.compile(r"\b(?:pid|process(?:\s+id)?|process\s+number)\s*#?\s*(\d{1,7})\b", re.I)
 _NAME = re.compile(r"[\"'`‘“]([\w.@+-]{2,40})[\"'`’”]"
-                   r"|\b(?:the\s+|my\s+|a\s+|an\s+)?([a-z][\w.+-]{1,30})\s+(?:process(?:es)?|service|daemon|unit|job)\b"
+                   r"|\b([a-z][\w.+-]*\.(?:service|timer|socket|mount|target))\b"
+                   r"|\b((?:eth|wlan|enp|ens|wlp|eno|br|docker|veth|tun|wg)\d[\w]*)\b"
+                   r"|\b(?:the\s+|my\s+|a\s+|an\s+)?([a-z][\w.+-]{1,30})\s+(?:process(?:es)?|service|daemon|unit|job|"
+                   r"workers?|app|exporter|server|master|backend|container)\b"
+                   r"|\b(?:copies|instances)\s+of\s+([a-z][\w.+-]{1,30})\b"
+                   r"|\b(?:is|are|does|do)\s+([a-z][\w.+-]{1,30})\s+(?:listening|running|using|writing|on)\b"
                    r"|\b(?:user|account)\s+([a-z_][\w.-]{1,31})\b", re.I)
 _NOT_NAMES = frozenset("""a an the this that my our any some which what one other each every all no new old
     same own busy main top big biggest largest heavy running dead zombie stuck slow single many few several
     system background weird strange unknown child parent root-owned java-like user users is was which who web
     it its their his her more most less so as of for to in on at by uses using use has have had eats eating
-    takes taking runs owns owning keeps starts""".split())
+    takes taking runs owns owning keeps starts cron worker workers deploy database web backup nightly scheduled
+    something anything nothing everything there here this that node- local remote default current last first
+    port ports file files folder process program app service server job thing things computer machine""".split())
 
 
 def named_pids(text: str) -> list[int]:
@@ -146,47 +158,126 @@ def named_things(text: str) -> list[str]:
 # asks a count, not a process).
 _OUT_OF_SCOPE = re.compile(
     r"\b(?:weather|forecast|poem|haiku|joke|recipe|stocks?|share\s+price|bitcoin|president|prime\s+minister|"
-    r"capital\s+of|football|soccer|movie|song|lyrics|translate|essay|novel|horoscope|lottery|girlfriend|"
-    r"boyfriend|dinner|birthday|vacation|holiday)\b", re.I)
-_USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+)?(?:user|account)s?\b|\bwho\s+(?:is\s+)?(?:logged|using|eats)"
-                   r"|\b(?:per|by|each)\s+user\b|\buser\s+(?:is\s+)?(?:using|uses|eating|hogging)\b", re.I)
-_COUNT = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bcount\s+(?:of|the)\b", re.I)
+    r"capital\s+of|population|football|soccer|movie|song|lyrics|translate|essay|novel|story|horoscope|lottery|"
+    r"girlfriend|boyfriend|dinner|birthday|vacation|holiday|homework|relativity|revenue|traffic\s+on\s+the\s+way|"
+    r"send\s+an?\s+(?:e-?mail|message|text)|book\s+a|order\s+(?:me\s+)?a)\b", re.I)
+# Words about a computer: a question with none of them (and no path or port) is not about this machine.
+_MACHINE = re.compile(
+    r"\b(?:comput\w*|machine|laptop|pc|desktop|server|box|system\w*|linux|ubuntu|debian|os|kernel|app\w*|program\w*|"
+    r"process\w*|pid|files?|folders?|director\w*|dir|disks?|drives?|ssd|space|storage|partition\w*|mount\w*|network\w*|"
+    r"internet|wifi|ports?|sockets?|connect\w*|services?|daemon|logs?|errors?|boot\w*|cpu|processor|cores?|memory|"
+    r"ram|swap|load|fans?|hot|slow\w*|sluggish|fast|lag\w*|freez\w*|crash\w*|hang\w*|stuck|screen|browser|sites?|"
+    r"websites?|video\w*|tabs?|download\w*|upload\w*|install\w*|update\w*|users?|accounts?|root|sudo|terminal|"
+    r"command|script\w*|cron|timers?|jobs?|clock|time\s*zone|uptime|dns|ip|address|firewall|config\w*|settings?|"
+    r"password|permission\w*|access|gigs?|gb|mb|bytes?|usb|sd|card|printer|keyboard|mouse|battery|running|runs?|"
+    r"database|db|docker|container|vm|virtual|python|java|node|nginx|apache|ssh|backup\w*|sync\w*|email\s+server|"
+    r"host\w*|route\w*|resolv\w*|reach\w*|df|du|ls|ps|top|iptables|nft|units?|fstab|devices?|i/?o|pressure|psi|"
+    r"mysql|postgres\w*|redis|tomcat|httpd|sshd|systemd|journal\w*|cgroups?|threads?|fork\w*|monitor|gpu|"
+    r"packages?|drivers?|hardware|shutdown|shut\s+down|reboot\w*|restart\w*|sleep|wake|login|log\s+in|"
+    r"writ\w*|sav(?:e|ed|ing)|reports?|print\w*|open\w*|delet\w*|copy\w*|start\w*|stop\w*|work\w*)\b"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z0-9-]+\.(?:internal|local|lan|com|org|net|io)\b",
+    re.I)
+# The shape of a request for general knowledge or a chore ("explain …", "write me …", "what is the
+# population of …"): with no word about a computer, it is not about this machine.
+_REQUEST = re.compile(
+    r"^\W*(?:(?:can|could|would)\s+(?:you|u)\s+(?:please\s+)?)?(?:help\s+me\s+with|write|tell\s+me\s+(?:a|about)|"
+    r"explain|predict|translate|send|recommend|summari[sz]e|compose|draft|plan|book|order|"
+    r"who\s+(?:won|is|was|were)|what\s+is\s+the\s+(?:population|capital|meaning|best|temperature|weather)|"
+    r"what'?s\s+the\s+(?:weather|temperature|score)|how\s+do\s+(?:i|you)\s+(?:cook|bake|make|say)|"
+    r"hows?\s+the\s+(?:traffic|weather))\b", re.I)
+_USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+){0,2}?(?:users?|accounts?|uids?)\b|\bwhose\b"
+                   r"|\bwho\s+(?:is\s+)?(?:logged|using|eats|owns|is\s+the\s+one)\b|\bwho'?s\s+account\b"
+                   r"|\b(?:per|by|each)\s+user\b|\buser\s+(?:is\s+)?(?:using|uses|eating|hogging)\b"
+                   r"|\bwhich\s+of\s+(?:the|our|my)\s+(?:accounts|users|people)\b", re.I)
+_COUNT = re.compile(r"\bhow\s+many\b(?!\s+(?:gigs?|gb|mb|kb|tb|bytes|megabytes|gigabytes|percent|mb/s|seconds|minutes|"
+                    r"hours|days))|\bnumber\s+of\b|\bcount\s+(?:of|the)\b", re.I)
+_AMOUNT_EXTRA = re.compile(r"\bhow\s+many\s+(?:gigs?|gb|mb|kb|tb|bytes|megabytes|gigabytes|percent|mb/s|seconds|"
+                           r"minutes|hours|days)\b|\bwhat\s+is\s+the\s+(?:total|average|current)\b", re.I)
 _FACT = re.compile(
     r"\b(?:what|which)(?:'s|\s+is|\s+are)?\s+(?:the\s+|my\s+|this\s+)?(?:\w+\s+)?(?:kernel|version|distro|distribution|"
-    r"os|operating\s+system|hostname|host\s*name|time\s*zone|cpu\s+model|processor\s+model|architecture|"
-    r"ip(?:\s+address)?|nameservers?|dns\s+servers?|default\s+route|gateway|machine\s+name)\b"
+    r"linux|os|operating\s+system|hostname|host\s*name|time\s*zone|cpu|processor|architecture|"
+    r"ip(?:v[46])?(?:\s+address(?:es)?)?|addresses|router|nameservers?|dns\s+servers?|default\s+route|gateway|"
+    r"machine\s+name|name\s+of\s+this)\b"
+    r"|\bwhat\s+(?:time|date)\b.{0,30}\b(?:is\s+it|think|set)|\boutput\s+of\s+\w+"
     r"|\bwhen\s+did\s+(?:this|the|my)\s+(?:machine|box|computer|server|system|laptop)\s+(?:last\s+)?(?:boot|start|reboot)"
-    r"|\bwhat\s+(?:kind|type)\s+of\s+(?:machine|cpu|processor|virtual)|\bis\s+this\s+(?:a\s+)?(?:vm|virtual|container)"
-    r"|\bhow\s+many\s+(?:cpus?|cores|processors)\s+(?:does|do|has|have)\b", re.I)
+    r"|\bwhat\s+(?:kind|type)\s+of\s+(?:machine|cpu|processor|virtual)"
+    r"|\bis\s+(?:this|it)\s+(?:machine\s+)?(?:a\s+)?(?:vm|virtual|container|bare\s+metal)"
+    r"|\bhow\s+many\s+(?:cpus?|cores|processors)\s+(?:does|do|has|have)\b"
+    r"|\bwhat\s+is\s+[\w.\-/]+\s+set\s+to\b|\bwhat\s+is\s+the\s+[\w.\-/ ]{1,40}\s+set\s+to\b", re.I)
 _PORT_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:ports?|sockets?)\b|\bports?\s+(?:is|are)\s+(?:open|listening)\b"
-                     r"|\bwhat(?:'s|\s+is)\s+listening\b|\bopen\s+ports\b", re.I)
-_SERVICE_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:services?|units?|daemons?|timers?|cron\s*jobs?)\b", re.I)
-_FILE_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?files?\b|\b(?:largest|biggest)\s+files?\b", re.I)
-_FOLDER_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:folders?|director(?:y|ies)|dirs?)\b"
+                     r"|\bwhat(?:'s|\s+is)\s+listening\b|\bopen\s+ports\b|\bon\s+which\s+port\b", re.I)
+_SERVICE_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:services?|units?|daemons?|timers?|servers|cron\s*"
+                        r"(?:jobs?|entries|tables?)|crontabs?|scheduled\s+(?:jobs?|tasks?))\b"
+                        r"|\b(?:is|are)\s+scheduled\b|\bwhat\s+is\s+scheduled\b|\bruns?\s+automatically\b"
+                        r"|\bstarts?\s+(?:up\s+)?(?:by\s+itself|automatically|on\s+its\s+own|at\s+boot)\b"
+                        r"|\bsome\s+service\b.*\bwhich\s+one\b", re.I)
+_FILE_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:files?|symlinks?|links?|configs?)\b"
+                     r"|\b(?:largest|biggest|giant|huge)\s+files?\b|\bfile\b.{0,40}\bwhich\s+one\b"
+                     r"|\bwhere\s+does\s+(?:\w+\s+){1,3}(?:write|keep|put|store)\b", re.I)
+_FOLDER_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:folders?|director(?:y|ies)|dirs?|subdirector(?:y|ies))\b"
+                       r"|\b(?:largest|biggest)\s+(?:folders?|director(?:y|ies))\b"
                        r"|\bwhat(?:'s|\s+is)\s+(?:\w+\s+)?(?:filling|taking\s+up|eating\s+up|using\s+up)\s+(?:all\s+)?"
-                       r"(?:the\s+|my\s+|this\s+)?(?:disk|drive|space|storage|partition|ssd|hdd|hard\s+drive)", re.I)
-_FS_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:filesystems?|file\s+systems?|partitions?|mounts?|disks?|drives?|volumes?)\b", re.I)
-_LOG_Q = re.compile(r"\blogs?\b|\.log\b|\bjournal\b", re.I)
+                       r"(?:the\s+|my\s+|this\s+)?(?:disk|drive|space|storage|partition|ssd|hdd|hard\s+drive)"
+                       r"|\bwhere\s+(?:is|did|does|has)\s+(?:it\s+all|all\s+(?:the|my)\s+\w+|the\s+space|my\s+space)"
+                       r"|\bwhere\b.{0,30}\b(?:space|gigs|gigabytes)\b|\bfiles\b.{0,60}\bwhere\s*\??$", re.I)
+_FS_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:filesystems?|file\s+systems?|partitions?|mounts?|disks?|drives?|"
+                   r"volumes?)\b|\bone\s+of\s+(?:my|the)\s+(?:disks|drives|partitions|volumes)\b", re.I)
+_LOG_Q = re.compile(r"\blogs?\b|\.log\b|\bjournal\b|\.out\b", re.I)
 _PROCESS_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:process(?:es)?|programs?|apps?|applications?|tasks?|parent)\b"
-                        r"|\bwho\s+(?:is\s+)?\w+ing\b", re.I)
+                        r"|\bwho\s+(?:is\s+)?\w+ing\b|\bby\s+what\b|\bwhat\s+keeps\b", re.I)
+# Words that report or suspect a fault (the question's fault label; a which-question without them
+# asks for a fact, "which process uses the most memory?").
+_FAULT = re.compile(
+    r"\b(?:errors?|fail\w*|slow\w*|full|hog\w*|stuck|crash\w*|die[sd]?|dying|dead|broken|broke|wrong|problems?|"
+    r"issues?|leak\w*|loud|overheat\w*|eating|flood\w*|zombies?|defunct|keeps?\s+(?:restart|dying|crash|coming|"
+    r"filling|growing|failing)\w*|hang\w*|freez\w*|refus\w*|denied|unusual\w*|too\s+many|running\s+out|out\s+of|"
+    r"won'?t|can'?t|cannot|couldn'?t|doesn'?t|isn'?t\s+working|not\s+working|thrash\w*|maxed|lag\w*|sluggish|"
+    r"missing|lost|disappear\w*|gone|stopped|down|busy|drops?|unreachable|not\s+(?:from|reachable)|timeout|"
+    r"timed\s+out|forever|ages|stutter\w*|spik\w*|oom|killed|in\s+use|filling|crawl\w*|weird|strange|throttl\w*|"
+    r"ignor\w*|crazy|too\s+much|holding\s+space|taking\s+up|all\s+the\s+space|grew|"
+    r"growing|read[\s-]only|100\s?%(?!\w)|longest|scann\w*|heavy|loops?|not\s+work\w*|[45]\d\ds|d\s+state|"
+    r"all\s+of\s+it|nobody|no\s+one|can\s+only|blocking|blocked|leftover|left\s+(?:running|over))\b",
+    re.I)
 
+
+# Resource cues in order of strength: the first resource whose cue the words use is the one asked
+# about ("which process has /mnt/x open" is about files, "one of my disks is slow" about disk I/O,
+# "my computer is slow" about the CPU only when nothing more specific is named).
 _RESOURCES: tuple[tuple[Resource, re.Pattern], ...] = (
-    (Resource.LOGS, re.compile(r"\blogs?\b|\.log\b|\bjournal|\bsyslog|\bdmesg|\bkernel\s+(?:errors?|messages?)", re.I)),
-    (Resource.DISK_IO, re.compile(r"\bi/?o\b|\biowait|\bdisk\s+(?:activity|busy|light|thrash\w*)|\bwrit(?:es|ing)\s+(?:to|the\s+most)|"
-                                  r"\breads?\s+and\s+writes|\bhammer\w*\s+(?:the\s+)?disk|\bdrive\s+light", re.I)),
-    (Resource.DISK_SPACE, re.compile(r"\bdisk|\bspace\b|\bfull\b|\bstorage|\bpartition|\bfilesystem|\bfile\s+system|\bgigs?\b|"
-                                     r"\bgb\b|\binodes?|\bfolders?|\bdirector(?:y|ies)|\bmount|\bdrive\b|\bquota", re.I)),
-    (Resource.MEMORY, re.compile(r"\bmemory|\bram\b|\bswap|\boom\b|\bout\s+of\s+memory|\bleak\w*|\brss\b", re.I)),
-    (Resource.CPU, re.compile(r"\bcpu|\bprocessor|\bcores?\b|\bload\b|\bfans?\b|\bhot\b|\bslow\w*|\bsluggish|\blag\w*|"
-                              r"\bthrottl\w*|\bbusy|\bhog\w*", re.I)),
+    (Resource.FILES, re.compile(r"\bopen\s+files|\bfile\s+descriptors?|\bfds?\b|\bulimit|\bhandles?\b|\binodes?\b|"
+                                r"\bi?use%|\bentries\b|\b(?:many|tiny|little|small|lots\s+of|tons\s+of)\s+(?:\w+\s+)?files\b|"
+                                r"\bhas\s+\S+\s+open\b|\bhas\s+(?:it|them|this|that)\s+open\b|\beject|\bunmount|\bumount|"
+                                r"\btarget\s+is\s+busy|\bin\s+use\b|\bsymlinks?|\blinks?\b|\bpermission|\bdenied\b|"
+                                r"\bcannot\s+be\s+(?:read|opened)|\bcan'?t\s+(?:read|open)\b|\bowns?\b.{0,20}\b(?:socket|file)",
+                                re.I)),
+    (Resource.DISK_IO, re.compile(r"\bi/?o\b|\biowait|\bio\s+wait|\bdisk\s+(?:activity|busy|light|thrash\w*)|"
+                                  r"\bwrit(?:es|ing)\s+(?:to|the\s+most|right\s+now)|\breads?\s+and\s+writes|"
+                                  r"\bhammer\w*\s+(?:the\s+)?disk|\bdrive\s+light|\bmb/s\b|\b(?:disk|drive)\s+is\s+at\s+100|"
+                                  r"\b(?:disks?|drives?)\b.{0,25}\b(?:really\s+)?slow", re.I)),
+    (Resource.LOGS, re.compile(r"\blogs?\b|\.log\b|\bjournal|\bsyslog|\bdmesg|\bkernel\s+(?:errors?|messages?)|"
+                               r"\bexceptions?\b|\.out\b", re.I)),
+    (Resource.CONFIG, re.compile(r"\bconfig\w*|\bsettings?\b|\.conf\b|\.cfg\b|\.ini\b|\.ya?ml\b|\.toml\b|"
+                                 r"\bunit\s+files?|\bset\s+to\b|\bsysctl|\blimits\.conf", re.I)),
+    (Resource.MEMORY, re.compile(r"\bmemory|\bram\b|\bswap|\boom\b|\bout\s+of\s+memory|\bleak\w*|\brss\b|"
+                                 r"\bresident\b|\bpss\b", re.I)),
+    (Resource.CPU, re.compile(r"\bcpu|\bprocessor|\bcores?\b|\bload\b|\bfans?\b|\bhot\b|\bthrottl\w*|\bhog\w*", re.I)),
     (Resource.NETWORK, re.compile(r"\bports?\b|\bnetwork|\bconnect\w*|\bsockets?|\blisten\w*|\bdns\b|\binternet|\bwifi|"
-                                  r"\bfirewall|\broute|\bhostname|\bresolv\w*|\bping\b|\bhttp|\bremote|\bssh\b", re.I)),
-    (Resource.FILES, re.compile(r"\bopen\s+files|\bfile\s+descriptors?|\bfds?\b|\bulimit|\bhandles?\b|\bbusy\s+target|"
-                                r"\btarget\s+is\s+busy|\bhas\s+\S+\s+open\b|\bsymlink|\blinks?\b|\bpermission", re.I)),
-    (Resource.TIME, re.compile(r"\bclock|\btime\s*zone|\btimezone|\bntp\b|\buptime|\bboot\w*|\bdate\b|\btime\s+sync|\bdrift", re.I)),
-    (Resource.CONFIG, re.compile(r"\bconfig\w*|\bsettings?\b|\.conf\b|\.ini\b|\.ya?ml\b|\.toml\b|\bkernel\s+version|\bdistro", re.I)),
-    (Resource.PROCESSES, re.compile(r"\bprocess|\bzombie|\bdefunct|\bthreads?\b|\bfork|\brestart\w*|\bcrash\w*|\bspawn\w*|"
-                                    r"\bservices?\b|\bdaemon|\bcron|\btimers?\b|\bjobs?\b", re.I)),
+                                  r"\bfirewall|\broute|\bhostname|\bresolv\w*|\bping\b|\bhttp|\bremote|\bssh\b|"
+                                  r"\bupload\w*|\bdownload\w*|\bsending\b|\boutside\b|\breach\w*|\bsites?\b|\bwebsites?\b|"
+                                  r"\bscann\w*|\bdrops?\b|\bretransmit\w*", re.I)),
+    (Resource.TIME, re.compile(r"\bclock|\btime\s*zone|\btimezone|\bntp\b|\buptime|\bboot\w*|\bdate\b|\btime\s+sync|"
+                               r"\bdrift|\bscheduled?\b|\bevery\s+(?:hour|day|night|minute|morning)|\bat\s+night\b|"
+                               r"\bnightly|\bautomatically\b|\bturned\s+it\s+off|\brestarted\s+the\s+(?:machine|computer)|"
+                               r"\bcron|\btimers?\b", re.I)),
+    (Resource.DISK_SPACE, re.compile(r"\bdisk|\bspace\b|\bfull\b|\bstorage|\bpartition|\bfilesystem|\bfile\s+system|"
+                                     r"\bgigs?\b|\bgb\b|\bfolders?|\bdirector(?:y|ies)|\bmount|\bdrives?\b|\bquota|"
+                                     r"\b(?:biggest|largest|giant|huge)\b|\bbytes\b|\bgrew\b|\bfree\b|"
+                                     r"\bfill(?:s|ing)?\s+up\b", re.I)),
+    (Resource.PROCESSES, re.compile(r"\bprocess|\bzombie|\bdefunct|\bthreads?\b|\bfork|\brestart\w*|\bcrash\w*|"
+                                    r"\bspawn\w*|\bservices?\b|\bdaemon|\bjobs?\b|\bunits?\b|\bsystemd|\bprograms?\b|"
+                                    r"\brunning\b|\bstuck\b|\bservers\b|\bcopies\b|\bkeeps\s+(?:coming|starting)|"
+                                    r"\bstarting\s+it|\bd\s+state", re.I)),
+    (Resource.CPU, re.compile(r"\bslow\w*|\bsluggish|\blag\w*|\bbusy|\bcrawl\w*|\bstutter\w*|\bfreez\w*", re.I)),
 )
 
 
@@ -199,36 +290,39 @@ _THING_KIND = {"process": Asks.PROCESS, "program": Asks.PROCESS, "folder": Asks.
 
 
 def lexical_resource(text: str) -> Resource:
-    """The resource whose words come first in the question (ties: the listed order)."""
-    best: tuple[int, int, Resource] | None = None
-    for order, (resource, pattern) in enumerate(_RESOURCES):
-        if resource is Resource.PROCESSES and best is not None:
-            continue  # "which process uses the most CPU" is about the CPU
-        match = pattern.search(text)
-        if match and (best is None or (match.start(), order) < best[:2]):
-            best = (match.start(), order, resource)
-    return best[2] if best else Resource.NONE
+    """The resource of the strongest cue the question uses (`_RESOURCES`' order), its paths left
+    out ("/srv/uploads" names a folder, not the network)."""
+    words = _PATH.sub(" ", text)
+    return next((resource for resource, pattern in _RESOURCES
+                 if pattern.search(text if resource in _PATH_CUES else words)), Resource.NONE)
+
+
+# Resources a path itself may name (a log file, a configuration file).
+_PATH_CUES = frozenset({Resource.LOGS, Resource.CONFIG})
 
 
 def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
     """What the question asks for, by its words alone, and whether words that say so matched
     (False: the reader fell back to its default, and the model's choice is worth more)."""
     form = form_in(text)
-    if _OUT_OF_SCOPE.search(text) and not _TROUBLE.search(text) and not paths:
+    if not paths and ((_OUT_OF_SCOPE.search(text) and not _FAULT.search(text))
+                      or (not _MACHINE.search(text) and _REQUEST.search(text))):
         return Asks.OUT_OF_SCOPE, True
-    if _FACT.search(text):
+    if _FACT.search(text) and not _FAULT.search(text):
         return Asks.SYSTEM_FACT, True
     if _USER.search(text):
         return Asks.USER, True
     if _COUNT.search(text):
         return Asks.COUNT, True
-    if form == AMOUNT_FORM:
+    if form == AMOUNT_FORM or _AMOUNT_EXTRA.search(text):
         return Asks.AMOUNT, True
-    if form == WHICH or _PORT_Q.search(text):
-        for asks, pattern in ((Asks.PORT, _PORT_Q), (Asks.SERVICE, _SERVICE_Q), (Asks.FOLDER, _FOLDER_Q),
-                              (Asks.FILE, _FILE_Q), (Asks.FILESYSTEM, _FS_Q), (Asks.PROCESS, _PROCESS_Q)):
-            if pattern.search(text):
+    things = ((Asks.PORT, _PORT_Q), (Asks.SERVICE, _SERVICE_Q), (Asks.FOLDER, _FOLDER_Q), (Asks.FILE, _FILE_Q),
+              (Asks.FILESYSTEM, _FS_Q), (Asks.PROCESS, _PROCESS_Q))
+    if form != YES_NO_FORM or not conditional_in(text):
+        for asks, pattern in things:
+            if form in (WHICH, OPEN, WHY) and pattern.search(text) and (form == WHICH or asks is not Asks.PROCESS):
                 return asks, True
+    if form == WHICH:
         return Asks.PROCESS, False
     if form == YES_NO_FORM:
         # "Is any process …? If so, which?" asks for the thing, when there is one

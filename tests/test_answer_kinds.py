@@ -1,0 +1,197 @@
+"""Every answer rule judges only the kinds of question it declares (agent/answer/rules.py).
+
+For each rule: a case it fires on (a question of one of its kinds, an answer and the evidence a
+run would have), then the same answer and evidence under a question of every other kind, which it
+must leave alone — on its own and inside the whole judge. Then the cases of issue 31 that right
+answers used to be sent back for: a user named for "which user?", an honest "cannot tell" to a
+question about something else, and a complaint answered past a warning in the evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pytest
+
+from appliance.agent.answer.misfit import Kind
+from appliance.agent.answer.rules import RULES, Answer, AnswerContext, judge_answer
+from appliance.agent.evidence import Evidence, Look
+from appliance.agent.question.kinds import Asks, Resource
+from appliance.agent.question.question import Question, read_question
+from appliance.analyzers.base import OK, WARNING, Finding
+
+CPU_OK = Finding("cpu", OK, "no CPU hog: the busiest, kworker (pid 5), uses 2 % of one core", culprit=None)
+CPU_HOG = Finding("cpu", WARNING, "CPU hog: hashminer (pid 12) uses 99 % of one core (threshold 75 %)",
+                  culprit="hashminer", pid=12)
+MEM_OK = Finding("memory", OK, "no memory pressure: 20 GiB of 23 GiB available")
+PLACE_OK = Finding("filesystem_full", OK, "not full: /srv/up is on /srv (ext4): 40 % used, 6.0 GiB free",
+                   {"used_percent": 40.0, "mount": "/srv"}, path="/srv/up")
+PORT = Finding("listening", OK, "tcp port 4242 is listened on by ledger (pid 77)",
+               {"port": 4242, "listening": True, "owner": "ledger (pid 77)", "owner_pid": 77})
+THREADS = Finding("threads", OK, "threads fine: the most, 302, in threadfarm (pid 29) of 435 on the machine",
+                  culprit="threadfarm", pid=29)
+LOG = Finding("log_errors", WARNING, "/srv/app.log: 2 error lines; it starts with: «ERROR db: connection refused»",
+              culprit="/srv/app.log", path="/srv/app.log")
+SIZES = ("headline: largest: /srv/projects/render 48.0 MiB (96.2%)\npath=/srv/projects total=\"49.9 MiB\"\n"
+         "  path=/srv/projects/docs type=dir size=\"688.0 KiB\"")
+
+
+@dataclass(frozen=True)
+class Case:
+    """A question of one of the rule's kinds, and a finish the rule sends back."""
+
+    question: str
+    asks: Asks
+    answer: str
+    evidence: Evidence
+    bodies: tuple[str, ...]
+    result: tuple[tuple[str, object], ...] = ()
+    self_pids: frozenset[int] = frozenset()
+    log_bodies: tuple[str, ...] = ()
+
+
+CASES: dict[str, Case] = {
+    "yes-no-verdict": Case("Is any process hogging the CPU?", Asks.YES_NO, "Yes, kworker (pid 5) is hogging the CPU.",
+                           Evidence((CPU_OK,), ("cpu",)), (CPU_OK.line(),)),
+    "not-the-appliance": Case("Which process uses the most CPU?", Asks.PROCESS, "python3 (pid 321) uses 95 % CPU.",
+                              Evidence((CPU_OK,), ("cpu",)), ("pid=321 name=python3 cpu=95",), (("pid", 321),),
+                              frozenset({321})),
+    "port-verdict": Case("Which process listens on port 4242?", Asks.PORT,
+                         "There are no established connections on port 4242.", Evidence((PORT,), ("listening",)),
+                         (PORT.line(),)),
+    "unasked-port": Case("Does any process hold many connections?", Asks.YES_NO,
+                         "No, there are no established connections on port 443.", Evidence(), ("conns=3",)),
+    "claims-no-fault": Case("why is my laptop so slow?", Asks.EXPLANATION, "The eth0 interface is up: eth0 up=yes.",
+                            Evidence((CPU_OK, MEM_OK), ("cpu", "memory")), (CPU_OK.line(), "interface=eth0 up=yes")),
+    "agrees-with-checks": Case("What is wrong with this machine?", Asks.EXPLANATION,
+                               "kworker (pid 5) is hogging the CPU.", Evidence((CPU_OK,), ("cpu",)), (CPU_OK.line(),)),
+    "right-place": Case("is /srv/up about to fill up?", Asks.YES_NO, "No: the disk is 23 % used.",
+                        Evidence((PLACE_OK,), ("filesystem_full",), places=(PLACE_OK,)), (PLACE_OK.line(), "/ 23%")),
+    "under-the-place": Case("Which folder under /srv/projects takes the most space?", Asks.FOLDER,
+                            "The / filesystem is the fullest, at 25.4% used.",
+                            Evidence((), ("filesystem_full",), (Look("/srv/projects", "dir_sizes", {}, {"status": "ok"}),)),
+                            (SIZES, "headline: fullest: / 25.4% used")),
+    "names-the-culprit": Case("my laptop is slow, what is going on?", Asks.EXPLANATION,
+                              "The fan is loud because the room is warm: 22 C.", Evidence((CPU_HOG,), ("cpu",)),
+                              (CPU_HOG.line(), "temp=22 C")),
+    "verdicts-first": Case("Which process has the most threads?", Asks.PROCESS, "python (pid 40) has the most threads.",
+                           Evidence((THREADS,), ("threads",)), (THREADS.line(), "pid=40 name=python threads=12")),
+    "shape": Case("How much memory is free?", Asks.AMOUNT, "Plenty of memory is free: no memory pressure.",
+                  Evidence((MEM_OK,), ("memory",)), (MEM_OK.line(),)),
+    "yes-or-no": Case("Does the backup folder hold more than the logs?", Asks.YES_NO,
+                      "The backup folder /srv/backup holds 3.0 GiB.", Evidence(), ("path=/srv/backup size=3.0 GiB",)),
+    "settled-no": Case("Is any process using an unusual amount of memory? If so, which?", Asks.PROCESS,
+                       "cachehog (pid 9) has the most, 3.1 GiB.", Evidence((MEM_OK,), ("memory",)),
+                       (MEM_OK.line(), "pid=9 name=cachehog memory=3.1 GiB")),
+    "addresses-finding": Case("everything feels sticky today, whats up", Asks.EXPLANATION,
+                              "The largest file is /var/cache/big.bin, 2.0 GiB.",
+                              Evidence((CPU_HOG,), ("disk_io",)), (CPU_HOG.line(), "largest file: /var/cache/big.bin 2.0 GiB")),
+}
+
+
+def _question(case: Case, asks: Asks) -> Question:
+    """The case's question as the reader gives it, labelled `asks` (the model's choice)."""
+    words = read_question(case.question)
+    question = replace(words, asks=asks, sure=True) if words.asks is not asks else words
+    return question.relabelled(asks, question.resource if question.resource is not Resource.NONE else Resource.CPU,
+                               question.fault)
+
+
+def _ctx(case: Case, question: Question) -> AnswerContext:
+    return AnswerContext(question=question, evidence=case.evidence, bodies=list(case.bodies),
+                         log_bodies=list(case.log_bodies), self_pids=case.self_pids, tools_worked=True)
+
+
+def test_every_rule_has_a_case_and_declares_its_kinds():
+    assert {rule.name for rule in RULES} == set(CASES)
+    assert all(rule.kinds and rule.serves for rule in RULES)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_a_rule_fires_on_its_own_kind_and_on_no_other(rule):
+    case = CASES[rule.name]
+    assert case.asks in rule.kinds
+    own = _question(case, case.asks)
+    said = Answer(case.answer, dict(case.result))
+    misfit = rule.judge(said, own, _ctx(case, own))
+    assert misfit is not None and misfit.rule == rule.name, rule.name
+    for other in set(Asks) - rule.kinds:
+        question = _question(case, other)
+        assert rule.judge(said, question, _ctx(case, question)) is None, (rule.name, other)
+        assert judge_answer(case.answer, dict(case.result), _ctx(case, question)).rule != rule.name, (rule.name, other)
+
+
+def test_a_user_named_for_which_user_is_not_sent_back_for_not_naming_the_process():
+    """Issue 31: "which user uses the most CPU" answered with the user was steered to the hog process."""
+    evidence = Evidence((CPU_HOG,), ("cpu",))
+    bodies = [CPU_HOG.line(), "user=alice cpu_percent=99.0 processes=3"]
+    question = read_question("which user uses the most CPU?")
+    assert question.asks is Asks.USER
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=bodies, tools_worked=True)
+    assert judge_answer("alice uses the most CPU: 99 %.", {"culprit": "alice"}, ctx).problem is None
+    process = read_question("which process uses the most CPU?")
+    assert judge_answer("alice uses the most CPU: 99 %.", {"culprit": "alice"},
+                        replace(ctx, question=process)).kind is Kind.MISSES_CULPRIT
+
+
+def test_an_honest_cannot_tell_to_a_question_about_something_else_is_accepted():
+    question = read_question("what will the weather be like tomorrow in paris?")
+    assert question.asks is Asks.OUT_OF_SCOPE and not question.seeks_fault
+    ctx = AnswerContext(question=question, evidence=Evidence((CPU_OK,), ("cpu",)), bodies=[CPU_OK.line()],
+                        tools_worked=True)
+    verdict = judge_answer("I cannot tell: this machine's readings say nothing about the weather.", {}, ctx)
+    assert verdict.problem is None
+    made_up = judge_answer("It will rain; the forecast is in /srv/weather.txt.", {}, ctx)
+    assert made_up.kind is Kind.UNBACKED_PATH  # an invented fact is still refused
+    about_machine = replace(ctx, question=read_question("why is my computer slow?"))
+    assert judge_answer("I cannot tell.", {}, about_machine).kind is Kind.REFUSAL
+
+
+def test_a_complaint_answered_past_a_warning_goes_back_to_the_warning_and_naming_it_passes():
+    case = CASES["addresses-finding"]
+    question = _question(case, Asks.EXPLANATION)
+    ctx = _ctx(case, question)
+    refused = judge_answer(case.answer, {}, ctx)
+    assert refused.kind is Kind.UNADDRESSED and refused.finding is CPU_HOG
+    assert judge_answer("hashminer (pid 12) uses 99 % of one core.", {}, ctx).problem is None
+    unrelated = "The hashminer CPU hog is unrelated; the largest file is /var/cache/big.bin, 2.0 GiB."
+    assert judge_answer(unrelated, {}, ctx).kind is not Kind.UNADDRESSED
+
+
+def test_an_answer_lacking_the_fact_gets_the_tool_of_its_kind_run_before_the_retry():
+    """Issue 31: a plain fact guessed, sent back, guessed again; now the retry reads the fact."""
+    import os
+
+    from appliance.agent import events as ev
+    from appliance.agent.engine import Engine
+    from appliance.agent.settings import EngineSettings
+    from appliance.llm.fake import ScriptedModel
+    from appliance.tools.registry import default_registry
+
+    release = os.uname().release
+    guess = {"thought": "t", "action": "finish",
+             "action_input": {"answer": "You run the latest kernel.", "result": {}, "evidence": []}}
+    right = {"thought": "t", "action": "finish",
+             "action_input": {"answer": f"The kernel is {release}.", "result": {"value": release}, "evidence": []}}
+    model = ScriptedModel([guess, right])
+    engine = Engine(model, default_registry(), EngineSettings(reflection=False, question_reader="words"),
+                    snapshot=lambda pids: {"load": "load=0.3 on 2 cores"})
+    events = list(engine.run("which kernel version is this machine running?"))
+    assert [e.reason for e in events if isinstance(e, ev.AnswerRejected)][0].startswith("[no-tool-used-yet")
+    retry_prompt = model.calls[1][0][-1].content
+    assert "The appliance ran system_overview" in retry_prompt and release in retry_prompt
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
+    assert not final.forced and release in final.answer
+
+
+def test_the_engines_own_answer_is_plain_words_without_labels():
+    from appliance.agent.answer.assemble import assemble
+
+    question = read_question("what is filling my disk?")
+    told = assemble(question, Evidence((CPU_HOG, MEM_OK), ("filesystem_full",)), "the step limit of 3 was reached",
+                    ["headline: largest: /home 12.0 GiB (80.0%)"])
+    assert "hashminer (pid 12)" in told.text and "[warning]" not in told.text and "cpu:" not in told.text
+    assert "[" not in told.text.replace("(", "") and told.text.endswith("was reached.)")
+    assert told.result == {"culprit": "hashminer", "pid": 12}
+    clear = assemble(question, Evidence((PLACE_OK,), ("filesystem_full",)), "no answer held")
+    assert clear.text.startswith("The checks of disk space found nothing wrong: not full")
