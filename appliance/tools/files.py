@@ -7,10 +7,11 @@ import stat
 from typing import Annotated, Any
 
 from appliance.tools import units
-from appliance.tools.base import EMPTY, ERROR, ok, result, fail, tool
+from appliance.tools.base import DENIED, EMPTY, ERROR, ok, result, fail, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import read_capped
 from appliance.tools.redaction.cmdline import show_argv
+from appliance.tools.redaction.content import mostly_secrets
 from appliance.tools.redact import redact
 from appliance.tools.schema import Doc, MaxLen, Range
 
@@ -61,6 +62,9 @@ def read_file(
     # the redacted text: markers change lengths, so the cut is made, and reported, on what is shown.
     whole = len(raw) <= max_bytes
     full = redact(raw.decode("utf-8", errors="replace"))
+    refused = mostly_secrets(full)
+    if refused:
+        return fail(f"{path} is off limits: {refused}", DENIED)
     text = full if whole else cut_shown(full, max_bytes)
     data = {
         "path": str(real),
