@@ -37,18 +37,22 @@ def test_the_corpus_is_as_large_as_the_issue_asks():
 
 
 def _files(root: Path) -> dict[Path, list[corpus.Entry]]:
-    """The entries written into files of their format, a few thousand characters each."""
+    """The entries written into files of their format, a few thousand characters each, each entry
+    followed by two ordinary lines (a file of mostly secrets is refused whole: test_secret_files.py)."""
     groups: dict[Path, list[corpus.Entry]] = defaultdict(list)
     sizes: dict[str, int] = defaultdict(int)
     counters: dict[str, int] = defaultdict(int)
+    ordinary = iter(corpus.ordinary_lines(2 * len(ENTRIES), seed=11))
+    texts: dict[corpus.Entry, str] = {}
     for entry in ENTRIES:
-        if sizes[entry.fmt] + len(entry.text) > FILE_CHARS or entry.fmt == "keys":
+        texts[entry] = "\n".join((entry.text, next(ordinary), next(ordinary)))
+        if sizes[entry.fmt] + len(texts[entry]) > FILE_CHARS or entry.fmt == "keys":
             counters[entry.fmt] += 1
             sizes[entry.fmt] = 0
-        sizes[entry.fmt] += len(entry.text) + 1
+        sizes[entry.fmt] += len(texts[entry]) + 1
         groups[root / f"{entry.fmt}-{counters[entry.fmt]:03d}.{'log' if entry.fmt == 'log' else 'txt'}"].append(entry)
     for path, entries in groups.items():
-        path.write_text("\n".join(e.text for e in entries) + "\n", encoding="utf-8")
+        path.write_text("\n".join(texts[e] for e in entries) + "\n", encoding="utf-8")
     return groups
 
 

@@ -141,9 +141,10 @@ class _Argv:
         self.done[index] = True
 
 
-def redact_argv(argv: Sequence[str]) -> list[str]:
+def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
     """The argument vector with every secret masked, word by word (see the module docstring).
-    The result has as many words as `argv`. Never raises."""
+    The result has as many words as `argv`. `text_pass=False` leaves out the text redactor's pass over
+    each word (for a caller that runs it over the whole text anyway). Never raises."""
     from appliance.tools.redact import redact  # the text redactor, for what is left of each word
 
     cmd = _Argv(argv)
@@ -160,7 +161,7 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
             if program in _SHELLS and index > at and words[index - 1] in _SCRIPT_FLAGS:
                 word = _script(word)
             cmd.set(index, _oracle(program, word))
-    return [redact(word) for word in words]
+    return [redact(word) for word in words] if text_pass else words
 
 
 def show_argv(argv: Sequence[str], fallback: str = "?") -> str:
@@ -373,3 +374,46 @@ def _oracle(program: str, word: str) -> str:
         if match and not word.startswith("/") and not _masked(match.group("pw")):
             return f"{match.group('user')}/{marker(KIND)}{match.group('rest') or ''}"
     return word
+
+
+# Programs whose arguments this module knows, as they appear inside a line of text (a shell history,
+# a log line quoting a command): a line naming none of them is never split into words.
+_TEXT_PROGRAMS = tuple(sorted({*_SHORT, *_USER_PASS, *_AFTER_WORD, *_ORACLE, "htpasswd", "mkpasswd", "vncpasswd",
+                               "wpa_passphrase", "isql"} - {"sql", "net", "exp", "imp", "wrap", "psql", "wget", "curl"}))
+_PROGRAM_WORD = re.compile(r"(?<![\w\-.])(?:[\w.\-/]*/)?(?:" + "|".join(re.escape(p) for p in _TEXT_PROGRAMS) + r")(?![\w\-.])")
+_TOKEN = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"|;&()<>]+|[|;&()<>]+""")
+
+
+def redact_command_text(text: str) -> str:
+    """Each line of `text` that runs a known program (`... sqlcmd -S db -P PW`, `sqlplus u/PW@db`) with
+    that command's words redacted as an argument vector (`redact_argv`), the rest of the line as it was."""
+    if not _PROGRAM_WORD.search(text):
+        return text
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        match = _PROGRAM_WORD.search(line)
+        if match:
+            lines[index] = line[:match.start()] + _redact_command(line[match.start():])
+    return "\n".join(lines)
+
+
+def _redact_command(command: str) -> str:
+    """One command (up to the line's end) with its secret words masked in place; quotes kept."""
+    tokens = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(command)]
+    words: list[str] = []
+    places: list[tuple[int, int, int]] = []  # (start, end, quote length)
+    for start, end, token in tokens:
+        if token[0] in "|;&()<>":
+            break
+        quoted = token[0] in "'\"" and len(token) > 1 and token[-1] == token[0]
+        words.append(token[1:-1] if quoted else token)
+        places.append((start, end, 1 if quoted else 0))
+    if len(words) < 2:
+        return command
+    redacted = redact_argv(words, text_pass=False)
+    out, done = [], 0
+    for (start, end, quote), before, after in zip(places, words, redacted):
+        if before != after:
+            out += [command[done:start + quote], after]
+            done = end - quote
+    return "".join(out) + command[done:] if out else command

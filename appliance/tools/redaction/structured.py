@@ -1,0 +1,174 @@
+"""Secrets that only their line's structure gives away, not a key name in front of them:
+
+- credential-file lines: `.pgpass` (`host:port:db:user:PW`), `host:port user:PW` (postfix
+  `sasl_passwd`), davfs2 `secrets` (`URL user PW`), `ipsec.secrets` (`: PSK "PW"`), rsyncd secrets
+  (`user:PW` alone on a line), samba `smbpasswd` (LM/NT hashes);
+- SQL statements: `IDENTIFIED BY 'PW'`, `[WITH] [ENCRYPTED] PASSWORD 'PW'`, `PASSWORD('PW')`;
+- protocol traces: `AUTH PLAIN <b64>`, `AUTH LOGIN` and the base64 lines after it, redis `AUTH [user] PW`
+  (`"AUTH" "PW"` in MONITOR output), FTP/POP3 `PASS PW`, IMAP `tag LOGIN user PW`;
+- a value given under a name on another line: Kubernetes `- name: DB_PASSWORD` then `value: PW`, and
+  `{"name": "API_TOKEN", "value": "PW"}` (JSON, one line or several);
+- a long hex or base64 value a few words after a word that names a secret, in prose (`the API key is
+  3f9a...`, `token: a9f...`);
+- a command line inside a log or history line (`... ran sqlcmd -S db -P PW`): its words go through the
+  command-line redactor (`cmdline`), which knows which program takes which option.
+Each rule runs only when a cheap needle says it could match: this runs on every observation.
+"""
+
+from __future__ import annotations
+
+import re
+
+from appliance.tools.redaction import MARKER_PREFIX, marker
+from appliance.tools.redaction.names import PLACEHOLDER, classify, needle_test, secret_kind
+
+KIND = "password"
+
+# (needles in the lower-cased line, pattern; the group `val` is masked, every match)
+_LINE_RULES = [(needle_test(needles.split("|")), re.compile(pattern), kind) for needles, pattern, kind in (
+    # .pgpass: host:port:database:user:password (port a number or *), the password to the line's end
+    (":", r"^[ \t]*[^:\s#]+:(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:(?P<val>\S.*?)[ \t]*$", "password"),
+    # postfix sasl_passwd and friends: [host]:port user:password
+    (":", r"^[ \t]*\[?[\w.\-]+\]?:\d{1,5}[ \t]+[^\s:]+:(?P<val>\S+)[ \t]*$", "password"),
+    # davfs2 secrets: URL-or-mountpoint user password
+    ("://|/", r"^[ \t]*(?:\w+://\S+|/\S+)[ \t]+[^\s#]+[ \t]+(?P<val>(?!#)\S+)[ \t]*$", "password"),
+    # ipsec.secrets: [ids] : PSK "secret" / XAUTH / EAP / NTLM / P12 file "pass" / RSA key "pass"
+    ("psk|xauth|eap|ntlm|p12|rsa|ecdsa|pin",
+     r"(?:^|[ \t]):[ \t]*(?:PSK|XAUTH|EAP|NTLM|P12|PIN|(?:RSA|ECDSA|BLISS|PKCS8)[ \t]+\S+)[ \t]+(?P<val>\"[^\"]*\"?|'[^']*'?|0[sx]\S+|\S+)",
+     "psk"),
+    # smbpasswd: user:uid:LMHASH:NTHASH:[flags]:LCT-...
+    (":", r"^[^:\s]+:\d+:(?P<lm>[0-9A-Fa-f]{32}|X{32}|\*{32}):(?P<val>[0-9A-Fa-f]{32}):", "password-hash"),
+    # SQL
+    ("identified", r"(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?(?:BY|AS)[ \t]+(?:PASSWORD[ \t]+)?(?P<q>['\"`])(?P<val>.*?)(?P=q)", "password"),
+    ("password", r"(?i)(?<![\"'\w.\-])PASSWORD(?:[ \t]+|[ \t]*=[ \t]*(?:PASSWORD[ \t]*)?\([ \t]*|[ \t]*\([ \t]*|[ \t]*=[ \t]*)(?P<q>['\"])(?P<val>.*?)(?P=q)", "password"),
+    # protocol traces
+    ("auth", r"\bAUTH[ \t]+(?:PLAIN|LOGIN|XOAUTH2|OAUTHBEARER|CRAM-MD5|DIGEST-MD5|SCRAM-SHA-\d+(?:-PLUS)?)[ \t]+(?P<val>[A-Za-z0-9+/=._\-]{4,})", "password"),
+    ("auth", r"(?i)(?:^|[\s\"'>\]])\"?AUTH\"?[ \t]+(?:\"?(?!PLAIN\b|LOGIN\b|XOAUTH2\b|OAUTHBEARER\b|CRAM-MD5\b)[\w.@\-]{1,64}\"?[ \t]+)?\"?(?P<val>(?!PLAIN\b|LOGIN\b|XOAUTH2\b|OAUTHBEARER\b|CRAM-MD5\b|\[REDACTED)[^\s\"]{3,})\"?[ \t]*$", "password"),
+    ("pass", r"(?:^|[\s>:\]])PASS[ \t]+(?P<val>\S+)[ \t]*$", "password"),
+    ("login", r"(?i)^(?:[\s>C:]*)?[A-Za-z]?\d{1,6}[ \t]+LOGIN[ \t]+\S+[ \t]+(?P<val>\"[^\"]*\"|\S+)[ \t]*$", "password"),
+)]
+# rsyncd secrets: user:password alone on a line; the password must look like one (not `status:ok`)
+_USER_COLON_PW = re.compile(r"^[ \t]*[\w.\-@]{1,64}:(?P<val>[^\s:]{6,})[ \t]*$")
+# named values: `- name: DB_PASSWORD` (then `value:` on a following line), `"name": "X", "value": "Y"`
+_NAME_LINE = re.compile(r"""^[ \t]*(?:-[ \t]+)?["']?(?:name|key|id|Name|Key)["']?[ \t]*[:=][ \t]*["']?(?P<key>[\w.\-]{2,64})["']?[ \t]*,?[ \t]*$""")
+_VALUE_LINE = re.compile(r"""^[ \t]*(?:-[ \t]+)?["']?(?:value|Value|VALUE)["']?[ \t]*[:=][ \t]*(?P<val>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}]+)""")
+_NAMED_INLINE = re.compile(
+    r"""["']?(?:name|key|id|Name|Key)["']?[ \t]*[:=][ \t]*["'](?P<key>[\w.\-]{2,64})["'][ \t]*,[ \t]*["']?(?:value|Value)["']?[ \t]*[:=][ \t]*"""
+    r"""(?P<val>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}]+)""")
+# prose: a secret word, up to three short words (`is`, `=`, `:`), then a long hex or base64 value
+_PROSE = re.compile(
+    r"(?i)\b(?P<key>[\w\-]*(?:secret|token|key|password|passwd|credential|signature|session|cookie|auth)s?)\b"
+    r"(?:[ \t]+(?:is|was|are|=|:|of|for|set|to|value|id|[\w\-]{1,12}[:=]?)){0,3}[ \t]*[:=]?[ \t]*[\"'(]?"
+    r"(?P<val>(?<![\w+/=\-])(?:[0-9a-fA-F]{32,128}|[A-Za-z0-9+/_\-]{24,}={0,2}))(?![\w+/=\-])")
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_DIGEST_BEFORE = re.compile(r"(?i)(?:sha\d*|md5|digest|checksum|hash|fingerprint|commit|integrity|etag|uuid|trace|span|request)[\w\- ]{0,12}[:=\s]*$")
+_AUTH_LOGIN = re.compile(r"\bAUTH[ \t]+LOGIN\b")
+_B64_LINE = re.compile(r"^(?P<pre>[ \t]*(?:(?:C|S|<|>|->|<-|\[\w+\])[:\s]+)?)(?P<val>[A-Za-z0-9+/]{4,}={0,2})[ \t]*$")
+_SERVER_PROMPT = re.compile(r"^[ \t]*(?:(?:S|<|<-)[:\s]+)?334\b")
+
+_has_line_rule = needle_test(("psk", "xauth", "eap", "ntlm", "p12", "rsa", "ecdsa", "pin", "identified", "password", "auth",
+                              "pass", "login", ":", "://"))
+_has_named = needle_test(("name", "key", "id"))
+_has_prose = needle_test(("secret", "token", "key", "password", "passwd", "credential", "signature", "session", "cookie", "auth"))
+
+
+def _secretish_password(value: str) -> bool:
+    """A `user:VALUE` value that is a password rather than a word, a number or a time."""
+    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
+        return False
+    return not re.match(r"^(?:\d+[a-z]{0,3}|v?\d+(?:\.\d+)+\S*|[a-f0-9]{7,12})$", value)
+
+
+def _spans_of_line(line: str, lower: str) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    if _has_line_rule(lower):
+        for may, regex, kind in _LINE_RULES:
+            if not may(lower):
+                continue
+            for match in regex.finditer(line):
+                value = match.group("val")
+                if not value or value.startswith(MARKER_PREFIX) or PLACEHOLDER.match(value.strip("\"'")):
+                    continue
+                start, end = match.span("val")
+                if value[0] in "\"'" and len(value) > 1:
+                    start, end = start + 1, end - (value[-1] == value[0])
+                if kind == "password-hash" and match.group("lm")[0] not in "X*":
+                    spans.append((*match.span("lm"), kind))
+                spans.append((start, end, kind))
+    if ":" in line:
+        match = _USER_COLON_PW.match(line)
+        if match and _secretish_password(match.group("val")) and not match.group("val").startswith(MARKER_PREFIX):
+            spans.append((*match.span("val"), KIND))
+    if _has_named(lower):
+        for match in _NAMED_INLINE.finditer(line):
+            _add_named(spans, match.group("key"), match)
+    if _has_prose(lower):
+        for match in _PROSE.finditer(line):
+            value = match.group("val")
+            if _prose_secret(line, match, value):
+                spans.append((*match.span("val"), secret_kind(match.group("key"))))
+    return spans
+
+
+def _prose_secret(line: str, match: re.Match, value: str) -> bool:
+    """A long value after a secret word that is not a digest, an id or a path."""
+    if value.startswith(MARKER_PREFIX) or _DIGEST_BEFORE.search(line[:match.start("val")]):
+        return False
+    if classify(match.group("key")) is None and not re.search(r"(?i)secret|token|key|passw|credential", match.group("key")):
+        return False
+    if _HEX.match(value):
+        return True
+    classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+    return classes >= 3 and value.count("/") <= 2 and value.count("-") <= 2
+
+
+def _add_named(spans: list, key: str, match: re.Match) -> None:
+    """The value given under a name that names a secret, quotes kept."""
+    if classify(key) != "secret":
+        return
+    value = match.group("val")
+    start, end = match.span("val")
+    if value[:1] in "\"'" and len(value) > 1:
+        start, end = start + 1, end - 1
+    if end > start and not value.strip("\"'").startswith(MARKER_PREFIX) and not PLACEHOLDER.match(value.strip("\"'")):
+        spans.append((start, end, secret_kind(key)))
+
+
+def redact_structured(text: str) -> str:
+    """Mask the secrets this module knows (see the module docstring), line by line, with the state
+    that crosses lines (a secret name waiting for its `value:` line, an AUTH LOGIN exchange)."""
+    from appliance.tools.redaction.tokens import mask_spans
+
+    lowered = text.lower()
+    if not (_has_line_rule(lowered) or _has_named(lowered) or _has_prose(lowered)):
+        return text
+    lines = text.split("\n")
+    waiting_name: str | None = None  # a secret name whose value comes on a following line
+    waiting_for = 0
+    auth_login = 0  # base64 lines still to mask after AUTH LOGIN
+    for index, line in enumerate(lines):
+        lower = line.lower()
+        spans = _spans_of_line(line, lower)
+        if waiting_name is not None:
+            match = _VALUE_LINE.match(line)
+            if match:
+                _add_named(spans, waiting_name, match)
+                waiting_name = None
+            else:
+                waiting_for -= 1
+                waiting_name = None if waiting_for <= 0 else waiting_name
+        named = _NAME_LINE.match(line) if "name" in lower or "key" in lower or "id" in lower else None
+        if named and classify(named.group("key")) == "secret":
+            waiting_name, waiting_for = named.group("key"), 3
+        if auth_login:
+            b64 = _B64_LINE.match(line)
+            if b64 and not _SERVER_PROMPT.match(line):
+                spans.append((*b64.span("val"), KIND))
+                auth_login -= 1
+            elif not _SERVER_PROMPT.match(line):
+                auth_login = 0
+        if "auth" in lower and _AUTH_LOGIN.search(line):
+            auth_login = 2
+        if spans:
+            lines[index] = mask_spans(line, spans)
+    return "\n".join(lines)
