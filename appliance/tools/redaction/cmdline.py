@@ -40,6 +40,8 @@ _MSSQL = ("sqlcmd", "bcp", "osql", "isql")
 _ORACLE = ("sqlplus", "rman", "exp", "imp", "expdp", "impdp", "sqlldr", "dgmgrl", "tkprof", "sql", "orapwd", "wrap")
 _LOGIN = ("docker", "podman", "nerdctl", "helm", "buildah", "skopeo", "oras", "crane", "regctl")
 
+# mysql's `-p` takes its password glued only (`-p shop` asks for one and names the database)
+_GLUED_ONLY = frozenset(_MYSQL)
 # program -> short options whose value is a password: (option, may be glued to its value)
 _SHORT: dict[str, tuple[tuple[str, bool], ...]] = {
     **{p: (("-p", True),) for p in _MYSQL},
@@ -281,7 +283,7 @@ def _option(cmd: _Argv, index: int, program: str) -> bool:
             cmd.set(index, f"{name}={masked}")
             return True
     for option, glued in _SHORT.get(program, ()):
-        if word == option:
+        if word == option and program not in _GLUED_ONLY:
             if index + 1 < len(words) and not cmd.done[index + 1]:
                 cmd.set(index + 1, marker(KIND))
             return True
@@ -381,19 +383,24 @@ def _oracle(program: str, word: str) -> str:
 _TEXT_PROGRAMS = tuple(sorted({*_SHORT, *_USER_PASS, *_AFTER_WORD, *_ORACLE, "htpasswd", "mkpasswd", "vncpasswd",
                                "wpa_passphrase", "isql"} - {"sql", "net", "exp", "imp", "wrap", "psql", "wget", "curl"}))
 _PROGRAM_WORD = re.compile(r"(?<![\w\-.])(?:[\w.\-/]*/)?(?:" + "|".join(re.escape(p) for p in _TEXT_PROGRAMS) + r")(?![\w\-.])")
+_ECHO = re.compile(r"(?<![\w\-.])(?:echo|printf)[ \t]")
 _TOKEN = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"|;&()<>]+|[|;&()<>]+""")
 
 
 def redact_command_text(text: str) -> str:
     """Each line of `text` that runs a known program (`... sqlcmd -S db -P PW`, `sqlplus u/PW@db`) with
     that command's words redacted as an argument vector (`redact_argv`), the rest of the line as it was."""
-    if not _PROGRAM_WORD.search(text):
+    piped = "|" in text and ("echo" in text or "printf" in text)
+    if not piped and not _PROGRAM_WORD.search(text):
         return text
     lines = text.split("\n")
     for index, line in enumerate(lines):
         match = _PROGRAM_WORD.search(line)
         if match:
-            lines[index] = line[:match.start()] + _redact_command(line[match.start():])
+            line = line[:match.start()] + _redact_command(line[match.start():])
+        if piped and "|" in line and _ECHO.search(line):
+            line = line[:_ECHO.search(line).start()] + _script(line[_ECHO.search(line).start():])
+        lines[index] = line
     return "\n".join(lines)
 
 

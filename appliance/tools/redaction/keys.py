@@ -48,8 +48,8 @@ _SPECIAL = [(kind, needle_test(needles.split("|")), re.compile(pattern)) for kin
      r"(?:\bcurl\b.*?(?<!\S)-[uU][ \t]*|(?<!\S)--(?:proxy-)?user[= \t][ \t]*)[\"']?[^\s:\"']*:(?P<val>[^\s\"']+)"),
     ("password", "%", r"(?<!\S)(?:-U|--user(?:name)?)[= \t][ \t]*[^\s%]+%(?P<val>\S+)"),
     # mysql -pSECRET / sshpass -p SECRET / redis-cli -a SECRET / openssl -passin pass:SECRET
-    ("password", "-p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass|mongo|mongosh|mongodump)\b[^\n]*?"
-                       r"(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
+    ("password", "-p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?(?<!\S)-p(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
+    ("password", "-p", r"\b(?:sshpass|mongo|mongosh|mongodump)\b[^\n]*?(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
     ("password", "login", r"\b(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?(?<!\S)-p[ \t]+(?P<val>\S+)"),
     ("password", "ldap", r"\bldap[a-z]*\b[^\n]*?(?<!\S)-w[ \t]+(?P<val>\S+)"),
     ("password", "sqlcmd bcp osql isql".replace(" ", "|"), r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]*?(?<!\S)-P[ \t]*(?P<val>\S+)"),
@@ -77,11 +77,17 @@ _has_directive = needle_test(("requirepass", "masterauth", "bindpw", "rootpw", "
 _detector_may_match = needle_test(("key", "pass", "pwd", "secret", "contrase"))  # detect-secrets' keyword list
 
 
+_ESCAPED_OPEN = re.compile(r'\\"(?=[\w\[{(])')  # an escaped quote that opens a string: read as ` "`
+_ESCAPED_CLOSE = re.compile(r'\\"')  # one that closes it: read as `" `
+
+
 class _Line:
-    """One line and the spans of it to mask."""
+    """One line and the spans of it to mask. JSON escaped inside a JSON string (`{\\"password\\": \\"x\\"}`)
+    is read with each `\\"` seen as ` "` (same length, so the spans fit the line as written)."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        self.shown = text
+        self.text = _ESCAPED_CLOSE.sub('" ', _ESCAPED_OPEN.sub(' "', text)) if '\\"' in text else text
         self.spans: list[tuple[int, int, str]] = []
 
     def masked(self, start: int) -> bool:
@@ -96,9 +102,9 @@ class _Line:
         for start, end, kind in sorted(self.spans):
             if start < done:
                 continue
-            out += [self.text[done:start], marker(kind)]
+            out += [self.shown[done:start], marker(kind)]
             done = end
-        return "".join(out) + self.text[done:]
+        return "".join(out) + self.shown[done:]
 
 
 def _close(text: str, start: int, quote: str) -> int:

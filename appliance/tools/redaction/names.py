@@ -105,7 +105,7 @@ def classify(name: str) -> str | None:
     return None
 
 
-_NOT_SECRET_VALUE = re.compile(r"^(?:[\d.,:\-+TZ ]+|[~.]?/\S*|\w+://\S*|[a-z]+(?:[_\-][a-z]+)*)$")
+_NOT_SECRET_VALUE = re.compile(r"^(?:[\d.,:\-+TZ ]+|[~.]?/\S*|\w+://\S*|[a-z]+(?:[_\-][a-z]+)*|[a-z]+(?:[_\-.][a-z0-9]+)+)$")
 
 
 def secretish(value: str) -> bool:

@@ -31,7 +31,7 @@ _LINE_RULES = [(needle_test(needles.split("|")), re.compile(pattern), kind) for 
     # postfix sasl_passwd and friends: [host]:port user:password
     (":", r"^[ \t]*\[?[\w.\-]+\]?:\d{1,5}[ \t]+[^\s:]+:(?P<val>\S+)[ \t]*$", "password"),
     # davfs2 secrets: URL-or-mountpoint user password
-    ("://|/", r"^[ \t]*(?:\w+://\S+|/\S+)[ \t]+[^\s#]+[ \t]+(?P<val>(?!#)\S+)[ \t]*$", "password"),
+    ("://|/", r"^[ \t]*(?:\w+://\S+|/\S+)[ \t]+[^\s#=]+[ \t]+(?P<val>(?!#)(?=\S*\d)(?=\S*[A-Za-z])[^\s=]{6,})[ \t]*$", "password"),
     # ipsec.secrets: [ids] : PSK "secret" / XAUTH / EAP / NTLM / P12 file "pass" / RSA key "pass"
     ("psk|xauth|eap|ntlm|p12|rsa|ecdsa|pin",
      r"(?:^|[ \t]):[ \t]*(?:PSK|XAUTH|EAP|NTLM|P12|PIN|(?:RSA|ECDSA|BLISS|PKCS8)[ \t]+\S+)[ \t]+(?P<val>\"[^\"]*\"?|'[^']*'?|0[sx]\S+|\S+)",
@@ -40,9 +40,13 @@ _LINE_RULES = [(needle_test(needles.split("|")), re.compile(pattern), kind) for 
     (":", r"^[^:\s]+:\d+:(?P<lm>[0-9A-Fa-f]{32}|X{32}|\*{32}):(?P<val>[0-9A-Fa-f]{32}):", "password-hash"),
     # SQL
     ("identified", r"(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?(?:BY|AS)[ \t]+(?:PASSWORD[ \t]+)?(?P<q>['\"`])(?P<val>.*?)(?P=q)", "password"),
+    ("identified", r"(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?(?:BY|AS)[ \t]+(?:PASSWORD[ \t]+)?(?P<val>[^\s;'\"`]+)", "password"),
+    # pppd chap-secrets / pap-secrets: client server "secret" [addresses]
+    ('"', r"^[ \t]*[^\s#\"]+[ \t]+[^\s\"]+[ \t]+\"(?P<val>[^\"]+)\"(?:[ \t]+(?:\*|[\d./\-]+|\"[^\"]*\"))?[ \t]*$", "password"),
     ("password", r"(?i)(?<![\"'\w.\-])PASSWORD(?:[ \t]+|[ \t]*=[ \t]*(?:PASSWORD[ \t]*)?\([ \t]*|[ \t]*\([ \t]*|[ \t]*=[ \t]*)(?P<q>['\"])(?P<val>.*?)(?P=q)", "password"),
     # protocol traces
-    ("auth", r"\bAUTH[ \t]+(?:PLAIN|LOGIN|XOAUTH2|OAUTHBEARER|CRAM-MD5|DIGEST-MD5|SCRAM-SHA-\d+(?:-PLUS)?)[ \t]+(?P<val>[A-Za-z0-9+/=._\-]{4,})", "password"),
+    ("auth", r"\bAUTH(?:ENTICATE)?[ \t]+(?:PLAIN|LOGIN|XOAUTH2|OAUTHBEARER|CRAM-MD5|DIGEST-MD5|SCRAM-SHA-\d+(?:-PLUS)?)[ \t]+"
+             r"(?P<val>(?!(?:PLAIN|LOGIN|XOAUTH2|OAUTHBEARER|CRAM-MD5|DIGEST-MD5)\b)[A-Za-z0-9+/=._\-]{4,})", "password"),
     ("auth", r"(?i)(?:^|[\s\"'>\]])\"?AUTH\"?[ \t]+(?:\"?(?!PLAIN\b|LOGIN\b|XOAUTH2\b|OAUTHBEARER\b|CRAM-MD5\b)[\w.@\-]{1,64}\"?[ \t]+)?\"?(?P<val>(?!PLAIN\b|LOGIN\b|XOAUTH2\b|OAUTHBEARER\b|CRAM-MD5\b|\[REDACTED)[^\s\"]{3,})\"?[ \t]*$", "password"),
     ("pass", r"(?:^|[\s>:\]])PASS[ \t]+(?P<val>\S+)[ \t]*$", "password"),
     ("login", r"(?i)^(?:[\s>C:]*)?[A-Za-z]?\d{1,6}[ \t]+LOGIN[ \t]+\S+[ \t]+(?P<val>\"[^\"]*\"|\S+)[ \t]*$", "password"),
@@ -67,7 +71,7 @@ _B64_LINE = re.compile(r"^(?P<pre>[ \t]*(?:(?:C|S|<|>|->|<-|\[\w+\])[:\s]+)?)(?P
 _SERVER_PROMPT = re.compile(r"^[ \t]*(?:(?:S|<|<-)[:\s]+)?334\b")
 
 _has_line_rule = needle_test(("psk", "xauth", "eap", "ntlm", "p12", "rsa", "ecdsa", "pin", "identified", "password", "auth",
-                              "pass", "login", ":", "://"))
+                              "pass", "login", ":", "/", '"'))
 _has_named = needle_test(("name", "key", "id"))
 _has_prose = needle_test(("secret", "token", "key", "password", "passwd", "credential", "signature", "session", "cookie", "auth"))
 
@@ -119,7 +123,9 @@ def _prose_secret(line: str, match: re.Match, value: str) -> bool:
     if _HEX.match(value):
         return True
     classes = sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
-    return classes >= 3 and value.count("/") <= 2 and value.count("-") <= 2
+    digits = sum(c.isdigit() for c in value)
+    shaped = classes >= 3 or classes == 2 and len(value) >= 32 and digits >= 4
+    return shaped and value.count("/") <= 2 and value.count("-") <= 2
 
 
 def _add_named(spans: list, key: str, match: re.Match) -> None:
@@ -146,6 +152,7 @@ def redact_structured(text: str) -> str:
     waiting_name: str | None = None  # a secret name whose value comes on a following line
     waiting_for = 0
     auth_login = 0  # base64 lines still to mask after AUTH LOGIN
+    inline_auth = -1  # lines read inside an OpenVPN <auth-user-pass> block (the second is the password)
     for index, line in enumerate(lines):
         lower = line.lower()
         spans = _spans_of_line(line, lower)
@@ -169,6 +176,14 @@ def redact_structured(text: str) -> str:
                 auth_login = 0
         if "auth" in lower and _AUTH_LOGIN.search(line):
             auth_login = 2
+        elif "VXNlcm5hbWU6" in line or "UGFzc3dvcmQ6" in line:  # a server's base64 "Username:" / "Password:" prompt
+            auth_login = max(auth_login, 1)
+        if inline_auth >= 0:
+            inline_auth = -1 if "</auth-user-pass>" in lower else inline_auth + 1
+            if inline_auth >= 2 and line.strip():
+                spans.append((len(line) - len(line.lstrip()), len(line.rstrip()), KIND))
+        elif "<auth-user-pass>" in lower:
+            inline_auth = 0
         if spans:
             lines[index] = mask_spans(line, spans)
     return "\n".join(lines)

@@ -26,8 +26,10 @@ def _token_user(user: str) -> bool:
     if not _TOKEN_USER.match(user) or user.startswith(MARKER_PREFIX):
         return False
     digits = sum(c.isdigit() for c in user)
-    letters = sum(c.isalpha() for c in user)
-    return digits >= 4 and letters >= 4
+    upper = sum(c.isupper() for c in user)
+    lower = sum(c.islower() for c in user)
+    hexadecimal = all(c in "0123456789abcdefABCDEF" for c in user)
+    return (upper >= 2 and lower >= 2 and digits >= 1) or (hexadecimal and len(user) >= 32)
 
 
 def _credentials_end(scheme: str, rest: str) -> int:
