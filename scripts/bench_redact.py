@@ -131,7 +131,7 @@ def main() -> int:
               f"CPU total {sum(cpu) / max(sum(old['cpu']), 1e-9):.2f}x")
     print(f"corpus: {len({e.shape for e in entries})} shapes, {len({e.fmt for e in entries})} formats, "
           f"{len(entries)} planted entries; leaks now: {len(leaks)}"
-          + (f", at {args.baseline}: {sum(leaked_in_text(e.canaries, out) for e, out in zip(entries, old['corpus']))}"
+          + (f", at {args.baseline}: {sum(bool(leaked_in_text(e.canaries, out)) for e, out in zip(entries, old['corpus']))}"
              if old else ""))
     for entry in leaks[:20]:
         print(f"  leak: {entry.shape} ({entry.fmt})")

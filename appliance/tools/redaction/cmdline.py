@@ -383,6 +383,8 @@ def _oracle(program: str, word: str) -> str:
 _TEXT_PROGRAMS = tuple(sorted({*_SHORT, *_USER_PASS, *_AFTER_WORD, *_ORACLE, "htpasswd", "mkpasswd", "vncpasswd",
                                "wpa_passphrase", "isql"} - {"sql", "net", "exp", "imp", "wrap", "psql", "wget", "curl"}))
 _PROGRAM_WORD = re.compile(r"(?<![\w\-.])(?:[\w.\-/]*/)?(?:" + "|".join(re.escape(p) for p in _TEXT_PROGRAMS) + r")(?![\w\-.])")
+_PROGRAM_SET = frozenset(_TEXT_PROGRAMS)
+_NAME_WORD = re.compile(r"[\w\-.]+")
 _ECHO = re.compile(r"(?<![\w\-.])(?:echo|printf)[ \t]")
 _TOKEN = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"|;&()<>]+|[|;&()<>]+""")
 
@@ -391,11 +393,12 @@ def redact_command_text(text: str) -> str:
     """Each line of `text` that runs a known program (`... sqlcmd -S db -P PW`, `sqlplus u/PW@db`) with
     that command's words redacted as an argument vector (`redact_argv`), the rest of the line as it was."""
     piped = "|" in text and ("echo" in text or "printf" in text)
-    if not piped and not _PROGRAM_WORD.search(text):
+    named = _PROGRAM_SET.intersection(_NAME_WORD.findall(text))  # cheaper than the regex over the whole text
+    if not piped and not named:
         return text
     lines = text.split("\n")
     for index, line in enumerate(lines):
-        match = _PROGRAM_WORD.search(line)
+        match = _PROGRAM_WORD.search(line) if any(name in line for name in named) else None
         if match:
             line = line[:match.start()] + _redact_command(line[match.start():])
         if piped and "|" in line and _ECHO.search(line):
