@@ -169,3 +169,28 @@ def test_ordinary_log_lines_stay_readable():
                     r"\d+\.\d+\.\d+\.\d+", r"/var/lib/docker/overlay2/[0-9a-f]{64}/merged", r"SHA256:[A-Za-z0-9+/]{43}"):
         found = set(re.findall(pattern, sample))
         assert found and found == set(re.findall(pattern, out)), pattern
+
+
+def test_a_secret_pasted_into_a_question_never_reaches_the_database_or_an_anonymized_export(tmp_path):
+    """Every shape of issue 33 pasted into a question (the engine redacts it too: test_redact_leaks.py),
+    the question read back from every table (the search index included) and from `runs export
+    --anonymize`."""
+    pasted = [e for e in ENTRIES if e.shape.startswith("i33:")]
+    store = open_store(tmp_path / "runs.db")
+    try:
+        for n, entry in enumerate(pasted):
+            run_id = f"q-{n}"
+            store.record(ev.RunStarted(run_id, f"it fails since I ran this:\n{entry.text}\nwhy?", MODEL, SETTINGS,
+                                       time.time(), "0.1.0"))
+            store.record(ev.RunEnded(run_id, ev.FINISHED, "done", {}, "", 0, 0, 0, 0, 1.0, time.time()))
+    finally:
+        store.close()
+    assert corpus.leaks(pasted, _database_text(tmp_path / "runs.db")) == []
+    reader = open_store(tmp_path / "runs.db", readonly=True)
+    try:
+        runs = [reader.get_run(f"q-{n}") for n in range(len(pasted))]
+    finally:
+        reader.close()
+    out = io.StringIO()
+    export.write(runs, out, fmt="jsonl", anonymize=True)
+    assert len(pasted) >= 180 and corpus.leaks(pasted, out.getvalue()) == []
