@@ -26,7 +26,12 @@ import re
 from typing import Sequence
 
 from appliance.tools.redaction import MARKER_PREFIX, marker
+from appliance.tools.redaction.blocks import redact_key_blocks
+from appliance.tools.redaction.keys import redact_keys
 from appliance.tools.redaction.names import PLACEHOLDER, classify, secret_kind, secretish
+from appliance.tools.redaction.structured import redact_structured
+from appliance.tools.redaction.tokens import redact_bare, redact_tokens
+from appliance.tools.redaction.urls import redact_urls
 
 KIND = "password"
 
@@ -147,8 +152,6 @@ def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
     """The argument vector with every secret masked, word by word (see the module docstring).
     The result has as many words as `argv`. `text_pass=False` leaves out the text redactor's pass over
     each word (for a caller that runs it over the whole text anyway). Never raises."""
-    from appliance.tools.redact import redact  # the text redactor, for what is left of each word
-
     cmd = _Argv(argv)
     words = cmd.words
     _mask_prefixes(cmd)
@@ -163,7 +166,18 @@ def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
             if program in _SHELLS and index > at and words[index - 1] in _SCRIPT_FLAGS:
                 word = _script(word)
             cmd.set(index, _oracle(program, word))
-    return [redact(word) for word in words] if text_pass else words
+    return [_redact_word(word) for word in words] if text_pass else words
+
+
+# The text redactor's passes that judge one word (all but this module's own command pass; the
+# order is appliance.tools.redact's), imported here rather than `redact` itself: no import circle.
+_WORD_PASSES = (redact_key_blocks, redact_urls, redact_tokens, redact_structured, redact_keys, redact_bare)
+
+
+def _redact_word(word: str) -> str:
+    for step in _WORD_PASSES:
+        word = step(word)
+    return word
 
 
 def show_argv(argv: Sequence[str], fallback: str = "?") -> str:
@@ -401,8 +415,9 @@ def redact_command_text(text: str) -> str:
         match = _PROGRAM_WORD.search(line) if any(name in line for name in named) else None
         if match:
             line = line[:match.start()] + _redact_command(line[match.start():])
-        if piped and "|" in line and _ECHO.search(line):
-            line = line[:_ECHO.search(line).start()] + _script(line[_ECHO.search(line).start():])
+        echo = _ECHO.search(line) if piped and "|" in line else None
+        if echo:
+            line = line[:echo.start()] + _script(line[echo.start():])
         lines[index] = line
     return "\n".join(lines)
 
