@@ -151,4 +151,5 @@ def test_ordinary_command_lines_are_left_as_they_are():
                  ["mysql", "-h", "db", "-P", "3306"], ["ssh", "-p", "2222", "bob@host"]):
         assert redact_argv(argv) == [word for word in argv], argv
     assert show_argv([]) == "[?]" and show_argv([], "kthreadd") == "[kthreadd]"
-    assert show_argv(["git", "log", "--format=%H %s"]) == "git log '--format=%H %s'"
+    assert show_argv(["git", "log", "--format=%H %s"]) == "git log --format=%H %s"
+    assert show_argv(["backup", "--password", "two words", "-v"]) == "backup --password [REDACTED:password] -v"

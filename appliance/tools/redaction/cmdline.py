@@ -181,16 +181,12 @@ def _redact_word(word: str) -> str:
 
 
 def show_argv(argv: Sequence[str], fallback: str = "?") -> str:
-    """The redacted command line as one line of text (words joined by spaces; a word holding spaces
-    is quoted so a reader sees where it ends); `[fallback]` for a process without one (a kernel thread)."""
+    """The redacted command line as one line of text, words joined by spaces as `ps` shows them (the
+    words are redacted first, so joining loses nothing secret); `[fallback]` for a process without
+    one (a kernel thread)."""
     if not argv:
         return f"[{fallback}]"
-    shown = []
-    several = len(argv) > 1  # a process title set by its program (`nginx: worker process`) is one word
-    for word in redact_argv(argv):
-        word = word.replace("\n", " ").replace("\r", " ")
-        shown.append(f"'{word}'" if several and (" " in word or not word) and not _masked(word) else word)
-    return " ".join(shown)
+    return " ".join(word.replace("\n", " ").replace("\r", " ") for word in redact_argv(argv))
 
 
 _SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "(", ")", "|&", ";;"})
