@@ -220,6 +220,36 @@ def entries(g: Gen, entry_type) -> list:
     slack = "xoxb-" + g.s(DIGITS, 12) + "-" + g.s(ALNUM, 24)
     add("split-slack-token-quoted-lines", "log", f"> {slack[:14]}\n> {slack[14:]}", slack[14:])
 
+    # --- more forms of the classes above, one line each ({pw} is where the secret goes) -----------------
+    for shape, fmt, template in (
+        ("setenv-csh", "history", "setenv SECRET_KEY {pw}"), ("powershell-env", "history", '$env:API_KEY = "{pw}"'),
+        ("systemd-environment-quoted", "ini", 'Environment="DB_PASSWORD={pw}"'), ("xtrace-export", "log", "+ export API_TOKEN={pw}"),
+        ("jdbc-password-param", "url", "jdbc:mysql://db:3306/shop?user=app&password={pw}"),
+        ("ado-pwd", "ini", "Server=db;Database=shop;User Id=sa;Pwd={pw};"),
+        ("redis-url-no-user", "url", "redis://:{pw}@cache:6379/0"), ("prose-password-is", "log", "the wifi password is {pw}"),
+        ("prose-password-colon", "log", "my password: {pw}"), ("prose-pin-was", "log", "new pin was {pw}."),
+        ("mysql-password-equals", "history", "mysql --user=root --password={pw} shop"),
+        ("mysql-p-quoted-glued", "history", "mysql -uroot -p'{pw}' shop"),
+        ("wget-http-password", "history", "wget --http-password {pw} http://files.example.com/a"),
+        ("java-truststore-password", "cmdline", "java -Djavax.net.ssl.trustStorePassword={pw} -jar app.jar"),
+        ("docker-run-e", "history", "docker run -e POSTGRES_PASSWORD={pw} postgres:16"),
+        ("kubectl-from-literal", "history", "kubectl create secret generic db --from-literal=password={pw}"),
+        ("helm-set-password", "history", "helm install app ./chart --set auth.password={pw}"),
+        ("ansible-extra-var", "history", "ansible-playbook site.yml -e 'db_password={pw}'"),
+        ("az-login-p", "history", "az login -u bob@example.com -p {pw}"),
+        ("gh-with-token-herestring", "history", "gh auth login --with-token <<< {pw}"),
+        ("smbpasswd-herestring", "history", 'smbpasswd -a bob <<< "{pw}"'),
+        ("rclone-secret-positional", "history", "rclone config create r s3 secret_access_key {pw}"),
+        ("aws-configure-set", "history", "aws configure set aws_secret_access_key {pw}"),
+        ("ncftp-p", "history", "ncftp -u bob -p {pw} ftp.example.com"),
+        ("influx-password", "history", "influx -username admin -password {pw}"),
+        ("echo-pipe-kinit", "history", 'echo "{pw}" | kinit bob@EXAMPLE.COM'),
+        ("query-access-token", "url", "GET /callback?access_token={pw}&state=xyz HTTP/1.1"),
+        ("csrftoken-cookie", "log", "Cookie: csrftoken={pw}"),
+    ):
+        value = _plain(g)
+        add(f"more-{shape}", fmt, template.replace("{pw}", value), value)
+
     # --- names in more languages -----------------------------------------------------------------------
     for key in ("lozinka", "geslo", "parool", "slaptažodis", "κωδικός", "סיסמה", "كلمة_المرور", "mat_khau", "kata_sandi", "katalaluan", "jelszó", "jeton", "токен", "秘钥", "トークン", "토큰",
                 "segredo", "chiave_api", "schlüssel", "clé_api", "contrasenya", "palavra_passe"):

@@ -74,6 +74,8 @@ _SHORT: dict[str, tuple[tuple[str, bool], ...]] = {
     "snmpwalk": (("-A", True), ("-X", True), ("-c", True)), "snmpget": (("-A", True), ("-X", True), ("-c", True)),
     "snmpset": (("-A", True), ("-X", True), ("-c", True)), "snmpbulkwalk": (("-A", True), ("-X", True), ("-c", True)),
     "wpa_passphrase": (), "iwctl": (),
+    "az": (("-p", False),), "ncftp": (("-p", False),), "ncftpget": (("-p", False),), "ncftpput": (("-p", False),),
+    "aws": (), "rclone": (), "smbpasswd": (), "kinit": (), "gh": (), "influx": (),
 }
 # program -> options whose value is `user<sep>password` (sep, options)
 _USER_PASS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -96,12 +98,13 @@ _AFTER_WORD: dict[str, frozenset[str]] = {
     "vault": frozenset({"login", "token"}),
     "mkpasswd": frozenset(), "wpa_cli": frozenset({"psk", "password"}),
     "iwctl": frozenset({"--passphrase"}),
-    "net": frozenset({"use"}),
+    "net": frozenset({"use", "user"}),
 }
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox", "fish"})
 _ENV_WORD = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>.*)$", re.S)
 _ORACLE_LOGIN = re.compile(r"^(?P<user>[\w$#.\"]+)/(?P<pw>[^@\s]+)(?P<rest>@\S+)?$")
 _USERID = re.compile(r"(?i)^(?P<key>userid|user_id|connect|login)=(?P<user>[\w$#.\"]+)/(?P<pw>[^@\s]+)(?P<rest>@\S+)?$")
+_NAME = re.compile(r"^[A-Za-z_][\w.\-]{1,63}$")
 _OPTION_WORD = re.compile(r"^--?[A-Za-z][\w.\-]*$")
 
 
@@ -190,7 +193,7 @@ def show_argv(argv: Sequence[str], fallback: str = "?") -> str:
 
 
 _SEPARATORS = frozenset({"|", "||", "&&", ";", "&", "(", ")", "|&", ";;"})
-_PASSWORD_READERS = frozenset({"passwd", "chpasswd", "chgpasswd", "kinit", "cryptsetup", "smbpasswd", "htpasswd", "sshpass",
+_PASSWORD_READERS = frozenset({"passwd", "chpasswd", "smbpasswd", "vncpasswd", "chgpasswd", "kinit", "cryptsetup", "smbpasswd", "htpasswd", "sshpass",
                                "openssl", "gpg", "gpg2", "vault", "ldappasswd", "pdbedit", "ipa", "expect", "su", "sudo"})
 
 
@@ -356,6 +359,11 @@ def _positional(cmd: _Argv, index: int, program: str, at: int) -> bool:
             if not cmd.done[target]:
                 cmd.set(target, marker(KIND))
         return True
+    if index > at and not word.startswith("-") and _NAME.match(word) and classify(word) == "secret" and index + 1 < len(words):
+        following = words[index + 1]
+        if following and not following.startswith(("-", "/", "./", "~/")) and not cmd.done[index + 1] and not _masked(following):
+            cmd.set(index + 1, marker(secret_kind(word)))  # `aws configure set aws_secret_access_key X`, `... password X`
+            return True
     if index <= at:
         return False
     positionals = [i for i in range(at + 1, len(words)) if not words[i].startswith("-")]
@@ -423,7 +431,11 @@ def _redact_command(command: str) -> str:
     tokens = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(command)]
     words: list[str] = []
     places: list[tuple[int, int, int]] = []  # (start, end, quote length)
+    here = -1  # the word given as a here-string (`<<< WORD`): the command's input
     for start, end, token in tokens:
+        if token == "<<<" and here < 0:
+            here = len(words)
+            continue
         if token[0] in "|;&()<>":
             break
         quoted = token[0] in "'\"" and len(token) > 1 and token[-1] == token[0]
@@ -432,6 +444,8 @@ def _redact_command(command: str) -> str:
     if len(words) < 2:
         return command
     redacted = redact_argv(words, text_pass=False)
+    if 0 < here < len(words) and (_reads_password(words[:here]) or classify(words[here - 1].lstrip("-")) == "secret"):
+        redacted[here] = marker(KIND)  # `smbpasswd -a bob <<< PW`, `gh auth login --with-token <<< TOKEN`
     out, done = [], 0
     for (start, end, quote), before, after in zip(places, words, redacted):
         if before != after:

@@ -41,7 +41,7 @@ _DIRECTIVE = re.compile(
 # "KEY VALUE" alone on a line, or "set KEY VALUE" anywhere (redis CONFIG SET, shells, consoles):
 # masked when KEY is a secret name (see _directive_pairs).
 _PAIR_LINE = re.compile(r"^[ \t]*(?:(?:config[ \t]+)?set[ \t]+)?(?P<key>[^\W\d][\w.\-]{1,63})[ \t]+(?P<val>[^\s=:]\S*)[ \t]*$", re.I)
-_SET_PAIR = re.compile(r"(?i)\bset[ \t]+(?P<key>[^\W\d][\w.\-]{1,63})[ \t]+(?P<val>(?!\[REDACTED)[^\s=]\S*)")
+_SET_PAIR = re.compile(r"(?i)\b(?:set|setenv)[ \t]+(?P<key>[^\W\d][\w.\-]{1,63})[ \t]+(?P<val>(?!\[REDACTED)[^\s=]\S*)")
 _SPECIAL = [(kind, needle_test(needles.split("|")), re.compile(pattern)) for kind, needles, pattern in (
     # curl -u user:password, --user user:password, --proxy-user, smbclient -U user%password
     ("password", "curl|--user|--proxy-user",

@@ -27,6 +27,7 @@ KIND = "password"
 _IPSEC_WORDS = (" PSK", " XAUTH", " EAP", " NTLM", " P12", " PIN", " RSA", " ECDSA", " BLISS", " PKCS8")
 _SASL = ("AUTH PLAIN", "AUTH LOGIN", "AUTH XOAUTH2", "AUTH OAUTHBEARER", "AUTH CRAM-MD5", "AUTH DIGEST-MD5", "AUTH SCRAM",
          "AUTHENTICATE ")
+_PROSE_IS = re.compile(r"(?i)(?:password|passwd|passphrase|passcode|pin|secret|token|key)[ \t]+(?:is|was|=|:|will|set|changed|reset)[ \t]")
 _PROMPT_AUTH = re.compile(r"(?i)>[ \t]*auth[ \t]")
 _PASS_START = re.compile(r"(?m)(?:^|[\s>:\]])PASS[ \t]")
 _SQL_PASSWORD = re.compile(r"(?i)password[ \t]*(?:=[ \t]*)?(?:password[ \t]*)?\(?[ \t]*['\"]")  # a cheap first look
@@ -67,6 +68,10 @@ _LINE_RULES = [(test, re.compile(("(?m)^" if anchored else "(?m)") + pattern.rep
      r"(?P<val>(?!PLAIN\b|LOGIN\b|XOAUTH2\b|OAUTHBEARER\b|CRAM-MD5\b|\[REDACTED)[^\s\"]{3,})\"?[ \t]*$", False, "password"),
     (lambda text: ">" in text and _PROMPT_AUTH.search(text) is not None,
      r"(?i)[^\n>]*>[ \t]*auth[ \t]+(?:[\w.@\-]{1,64}[ \t]+)?(?P<val>(?!\[REDACTED)\S{3,})[ \t]*$", True, "password"),
+    # prose: "the password is X", "wifi password: X" (a value with a digit or a symbol: not "is required")
+    (lambda text: _PROSE_IS.search(text) is not None,
+     r"(?i)\b(?:password|passwd|passphrase|passcode|pin|secret|token|api[ _-]?key)[ \t]+(?:is|was|=|:|will be|set to|changed to|reset to)"
+     r"[ \t]+[\"'`]?(?P<val>(?=[^\s\"'`]*(?:\d|[^\w\s]))(?!\[REDACTED)[^\s\"'`]{6,}?)[\"'`]?[.,;!)]?(?=\s|$)", False, "password"),
     (lambda text: "PASS " in text and _PASS_START.search(text) is not None, r"(?:^|[\s>:\]])PASS[ \t]+(?P<val>\S+)[ \t]*$", False, "password"),
     (lambda line: "LOGIN " in line, r"(?:[\s>C:]*)?[A-Za-z]?\d{1,6}[ \t]+LOGIN[ \t]+\S+[ \t]+(?P<val>\"[^\"]*\"|\S+)[ \t]*$", True, "password"),
 )]
