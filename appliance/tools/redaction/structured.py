@@ -27,10 +27,11 @@ KIND = "password"
 _IPSEC_WORDS = (" PSK", " XAUTH", " EAP", " NTLM", " P12", " PIN", " RSA", " ECDSA", " BLISS", " PKCS8")
 _SASL = ("AUTH PLAIN", "AUTH LOGIN", "AUTH XOAUTH2", "AUTH OAUTHBEARER", "AUTH CRAM-MD5", "AUTH DIGEST-MD5", "AUTH SCRAM",
          "AUTHENTICATE ")
-_PROSE_IS = re.compile(r"(?i)(?:password|passwd|passphrase|passcode|pin|secret|token|key)[ \t]+(?:is|was|=|:|will|set|changed|reset)[ \t]")
-_PROMPT_AUTH = re.compile(r"(?i)>[ \t]*auth[ \t]")
+# cheap first looks, on the lower-cased text (a case-insensitive regex costs ten times more)
+_PROSE_IS = re.compile(r"(?:password|passwd|passphrase|passcode|pin|secret|token|key)[ \t]+(?:is|was|=|:|will|set|changed|reset)[ \t]")
+_PROMPT_AUTH = re.compile(r">[ \t]*auth[ \t]")
 _PASS_START = re.compile(r"(?m)(?:^|[\s>:\]])PASS[ \t]")
-_SQL_PASSWORD = re.compile(r"(?i)password[ \t]*(?:=[ \t]*)?(?:password[ \t]*)?\(?[ \t]*['\"]")  # a cheap first look
+_SQL_PASSWORD = re.compile(r"password[ \t]*(?:=[ \t]*)?(?:password[ \t]*)?\(?[ \t]*['\"]")  # a cheap first look
 # (test on the whole text, pattern, anchored (match at a line's start only), kind): the group `val` is masked
 _LINE_RULES = [(test, re.compile(("(?m)^" if anchored else "(?m)") + pattern.replace("(?i)", "")
                                   , re.I if pattern.startswith("(?i)") else 0), kind)
@@ -56,7 +57,7 @@ _LINE_RULES = [(test, re.compile(("(?m)^" if anchored else "(?m)") + pattern.rep
      r"(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?(?:BY|AS)[ \t]+(?:PASSWORD[ \t]+)?(?P<q>['\"`])(?P<val>.*?)(?P=q)", False, "password"),
     (lambda line: "identified" in line.lower(),
      r"(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?(?:BY|AS)[ \t]+(?:PASSWORD[ \t]+)?(?P<val>[^\s;'\"`]+)", False, "password"),
-    (lambda text: _SQL_PASSWORD.search(text) is not None,
+    (lambda text: _SQL_PASSWORD.search(text.lower()) is not None,
      r"(?i)(?<![\"'\w.\-])PASSWORD(?:[ \t]+|[ \t]*=[ \t]*(?:PASSWORD[ \t]*)?\([ \t]*|[ \t]*\([ \t]*|[ \t]*=[ \t]*)(?P<q>['\"])(?P<val>.*?)(?P=q)",
      False, "password"),
     # protocol traces: SASL with an initial response; redis AUTH (a MONITOR line, a prompt); FTP/POP3 PASS; IMAP LOGIN
@@ -66,10 +67,10 @@ _LINE_RULES = [(test, re.compile(("(?m)^" if anchored else "(?m)") + pattern.rep
     (lambda text: " AUTH " in text or '"AUTH"' in text or text.startswith("AUTH ") or "\nAUTH " in text or ">AUTH " in text,
      r"(?:^|[\s\"'>\]])\"?AUTH\"?[ \t]+(?:\"?(?!PLAIN\b|LOGIN\b|XOAUTH2\b|OAUTHBEARER\b|CRAM-MD5\b)[\w.@\-]{1,64}\"?[ \t]+)?\"?"
      r"(?P<val>(?!PLAIN\b|LOGIN\b|XOAUTH2\b|OAUTHBEARER\b|CRAM-MD5\b|\[REDACTED)[^\s\"]{3,})\"?[ \t]*$", False, "password"),
-    (lambda text: ">" in text and _PROMPT_AUTH.search(text) is not None,
+    (lambda text: ">" in text and _PROMPT_AUTH.search(text.lower()) is not None,
      r"(?i)[^\n>]*>[ \t]*auth[ \t]+(?:[\w.@\-]{1,64}[ \t]+)?(?P<val>(?!\[REDACTED)\S{3,})[ \t]*$", True, "password"),
     # prose: "the password is X", "wifi password: X" (a value with a digit or a symbol: not "is required")
-    (lambda text: _PROSE_IS.search(text) is not None,
+    (lambda text: _PROSE_IS.search(text.lower()) is not None,
      r"(?i)\b(?:password|passwd|passphrase|passcode|pin|secret|token|api[ _-]?key)[ \t]+(?:is|was|=|:|will be|set to|changed to|reset to)"
      r"[ \t]+[\"'`]?(?P<val>(?=[^\s\"'`]*(?:\d|[^\w\s]))(?!\[REDACTED)[^\s\"'`]{6,}?)[\"'`]?[.,;!)]?(?=\s|$)", False, "password"),
     (lambda text: "PASS " in text and _PASS_START.search(text) is not None, r"(?:^|[\s>:\]])PASS[ \t]+(?P<val>\S+)[ \t]*$", False, "password"),
@@ -136,7 +137,7 @@ def _text_spans(text: str, lowered: str) -> list[tuple[int, int, str]]:
         for match in _LONG_VALUE.finditer(text):
             line_start = text.rfind("\n", 0, match.start()) + 1
             before = text[max(line_start, match.start() - 80):match.start()]
-            words = _PROSE_BEFORE.search(before) if before else None
+            words = _PROSE_BEFORE.search(before) if before and _has_prose(before.lower()) else None
             if words and _prose_secret(text[line_start:match.start()], words.group("key"), match.group(0)):
                 spans.append((*match.span(), secret_kind(words.group("key"))))
     return spans
