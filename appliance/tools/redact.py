@@ -23,7 +23,7 @@ from typing import Any
 
 from appliance.tools.redaction import MARKER_PREFIX, marker
 from appliance.tools.redaction.blocks import redact_key_blocks
-from appliance.tools.redaction.cmdline import redact_command_text
+from appliance.tools.redaction.command_text import redact_command_text
 from appliance.tools.redaction.keys import redact_keys
 from appliance.tools.redaction.names import PLACEHOLDER, classify, secret_kind, secretish
 from appliance.tools.redaction.split import redact_split
