@@ -246,6 +246,12 @@ def entries(g: Gen, entry_type) -> list:
         ("echo-pipe-kinit", "history", 'echo "{pw}" | kinit bob@EXAMPLE.COM'),
         ("query-access-token", "url", "GET /callback?access_token={pw}&state=xyz HTTP/1.1"),
         ("csrftoken-cookie", "log", "Cookie: csrftoken={pw}"),
+        ("html-password-input", "xml", '<input type="password" name="pw" value="{pw}">'),
+        ("html-escaped-xml", "log", "payload=&lt;password&gt;{pw}&lt;/password&gt;"),
+        ("sudo-herestring", "history", "sudo -S <<< {pw} apt-get update"),
+        ("expect-send", "history", "expect -c 'spawn ssh bob@h; expect assword; send \"{pw}\\r\"; interact'"),
+        ("spaced-name-french", "ini", "mot de passe : {pw}"), ("fullwidth-colon", "ini", "密码：{pw}"),
+        ("neo4j-auth", "env", "NEO4J_AUTH=neo4j/{pw}"),
     ):
         value = _plain(g)
         add(f"more-{shape}", fmt, template.replace("{pw}", value), value)

@@ -24,7 +24,7 @@ from appliance.tools.redaction.names import PLACEHOLDER, classify, hinted, is_se
 from appliance.tools.redaction.tokens import shannon_entropy
 
 _KEY_SEP = re.compile(
-    r"(?<![\w.])(?P<key>[^\W\d][\w.\-]{0,63})(?P<sep>[\"'\]]{0,2}[ \t]*(?::=|=>|\?=|={1,3}|:(?!//))[ \t]*@?)"
+    r"(?<![\w.])(?P<key>[^\W\d][\w.\-]{0,63})(?P<sep>[\"'\]]{0,2}[ \t]*(?::=|=>|\?=|={1,3}|:(?!//)|：)[ \t]*@?)"
 )
 _LINE_START = re.compile(r"^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+|\$)?[\"']?$")
 # --key value: the value is the next token unless that is itself an option (a value may start with "-")

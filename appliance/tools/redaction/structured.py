@@ -28,6 +28,8 @@ _IPSEC_WORDS = (" PSK", " XAUTH", " EAP", " NTLM", " P12", " PIN", " RSA", " ECD
 _SASL = ("AUTH PLAIN", "AUTH LOGIN", "AUTH XOAUTH2", "AUTH OAUTHBEARER", "AUTH CRAM-MD5", "AUTH DIGEST-MD5", "AUTH SCRAM",
          "AUTHENTICATE ")
 # cheap first looks, on the lower-cased text (a case-insensitive regex costs ten times more)
+_SPACED_NAMES = ("mot de passe", "kata sandi", "mat khau", "mật khẩu", "palavra passe", "palavra-passe", "clave de acceso",
+                 "secret key", "api key", "access key")  # names written with spaces
 _PROSE_IS = re.compile(r"(?:password|passwd|passphrase|passcode|pin|secret|token|key)[ \t]+(?:is|was|=|:|will|set|changed|reset)[ \t]")
 _PROMPT_AUTH = re.compile(r">[ \t]*auth[ \t]")
 _PASS_START = re.compile(r"(?m)(?:^|[\s>:\]])PASS[ \t]")
@@ -73,6 +75,18 @@ _LINE_RULES = [(test, re.compile(("(?m)^" if anchored else "(?m)") + pattern.rep
     (lambda text: _PROSE_IS.search(text.lower()) is not None,
      r"(?i)\b(?:password|passwd|passphrase|passcode|pin|secret|token|api[ _-]?key)[ \t]+(?:is|was|=|:|will be|set to|changed to|reset to)"
      r"[ \t]+[\"'`]?(?P<val>(?=[^\s\"'`]*(?:\d|[^\w\s]))(?!\[REDACTED)[^\s\"'`]{6,}?)[\"'`]?[.,;!)]?(?=\s|$)", False, "password"),
+    # an HTML password field's value; HTML-escaped XML (`&lt;password&gt;X&lt;/password&gt;`)
+    (lambda text: "password" in text and "value" in text,
+     r"(?i)<input\b[^>]*\btype=[\"']?password[\"']?[^>]*\bvalue=[\"'](?P<val>[^\"'\n]*)[\"']", False, "password"),
+    (lambda text: any(name in text.lower() for name in _SPACED_NAMES),
+     r"(?i)\b(?:mot de passe|kata sandi|m[aậ]t kh[aẩ]u|palavra[- ]passe|clave de acceso|secret key|api key|access key)"
+     r"[ \t]*[:=：][ \t]*[\"']?(?P<val>(?!\[REDACTED)[^\s\"']+)", False, "password"),
+    (lambda text: "&lt;" in text, r"&lt;(?P<key>[\w:.\-]{1,64})&gt;(?P<val>[^&<\n]+)&lt;/(?P=key)&gt;", False, "secret-tag"),
+    # a here-string or an expect `send` given to a program that reads a password
+    (lambda text: "<<<" in text,
+     r"\b(?:sudo\b[^\n|;]*?-S|passwd|chpasswd|kinit|smbpasswd|cryptsetup|docker[ \t]+login|podman[ \t]+login)\b[^\n|;]*?<<<[ \t]*"
+     r"(?P<val>\"[^\"\n]*\"|'[^'\n]*'|[^\s;|]+)", False, "password"),
+    (lambda text: "send" in text and "\\r" in text, r"\bsend[ \t]+(?:--[ \t]+)?\"(?P<val>[^\"\n]+?)(?:\\r|\\n)+\"", False, "password"),
     (lambda text: "PASS " in text and _PASS_START.search(text) is not None, r"(?:^|[\s>:\]])PASS[ \t]+(?P<val>\S+)[ \t]*$", False, "password"),
     (lambda line: "LOGIN " in line, r"(?:[\s>C:]*)?[A-Za-z]?\d{1,6}[ \t]+LOGIN[ \t]+\S+[ \t]+(?P<val>\"[^\"]*\"|\S+)[ \t]*$", True, "password"),
 )]
@@ -97,7 +111,8 @@ _B64_LINE = re.compile(r"^(?P<pre>[ \t]*(?:(?:C|S|<|>|->|<-|\[\w+\])[:\s]+)?)(?P
 _SERVER_PROMPT = re.compile(r"^[ \t]*(?:(?:S|<|<-)[:\s]+)?334\b")
 
 _has_line_rule = needle_test(("psk", "xauth", "eap", "ntlm", "p12", "rsa", "ecdsa", "pin", "identified", "password", "auth",
-                              "pass", "login", ":", "/", '"'))
+                              "pass", "login", ":", "/", '"', "<<<", "&lt;", "send", "value", "kata sandi", "khau", "khẩu",
+                              "palavra", "clave de acceso"))
 _has_named = needle_test(("name", "key", "id"))
 _has_prose = needle_test(("secret", "token", "key", "password", "passwd", "credential", "signature", "session", "cookie", "auth"))
 
@@ -125,6 +140,10 @@ def _text_spans(text: str, lowered: str) -> list[tuple[int, int, str]]:
                 start, end = start + 1, end - (value[-1] == value[0])
             if kind == "password-hash" and match.group("lm")[0] not in "X*":
                 spans.append((*match.span("lm"), kind))
+            if kind == "secret-tag":  # a tag that names a secret, or nothing
+                if classify(match.group("key").rpartition(":")[2]) != "secret":
+                    continue
+                kind = secret_kind(match.group("key"))
             spans.append((start, end, kind))
     if ":" in text:
         for match in _USER_COLON_PW.finditer(text):
