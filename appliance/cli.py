@@ -13,7 +13,7 @@ from typing import NoReturn, Sequence
 from appliance import __version__
 from appliance.commands import COMMAND_MODULES
 from appliance.commands.common import VALUE_OPTIONS, add_common_options
-from appliance.errors import ApplianceError
+from appliance.errors import ApplianceError, terminal_safe
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -21,7 +21,7 @@ class OneLineParser(argparse.ArgumentParser):
     made of the same class (argparse builds them with the parent's type), so every command has it."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        print(terminal_safe(f"{self.prog}: {message} (see `{self.prog} --help`)"), file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_tui(args)
         return int(args.handler(args) or 0)
     except ApplianceError as exc:
-        print(f"appliance: {exc.message}", file=sys.stderr)
+        print(terminal_safe(f"appliance: {exc.message}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("appliance: interrupted", file=sys.stderr)

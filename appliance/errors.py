@@ -7,6 +7,8 @@ Anything the user can cause (a bad path, a corrupt model, a locked database) is 
 
 from __future__ import annotations
 
+import re
+
 
 class ApplianceError(Exception):
     """A problem to report to the person in one line, with an exit code."""
@@ -47,6 +49,29 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
     anything else is named by its type, so a bug says what it was. Whitespace, line breaks
     included, is squeezed to single spaces."""
     if isinstance(exc, ApplianceError):
-        return (" ".join(exc.message.split()) or type(exc).__name__)[:limit]
-    text = " ".join(str(exc).split())
+        return (" ".join(terminal_safe(exc.message).split()) or type(exc).__name__)[:limit]
+    text = " ".join(terminal_safe(str(exc)).split())
     return (f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:limit]
+
+
+# What a terminal would act on rather than show: escape sequences (CSI `ESC [ ... m`, OSC `ESC ] ... BEL`
+# that sets titles or writes hyperlinks and the clipboard, DCS/APC/PM/SOS strings, two-character
+# escapes, the 8-bit CSI), every other C0 and C1 control but newline and tab, and the Unicode
+# direction overrides that make text read differently from what it is.
+_TERMINAL_CONTROL = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x9b[0-?]*[ -/]*[@-~]?"
+    r"|\x1b[ -/]*[0-~]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def terminal_safe(text: str) -> str:
+    """`text` from the machine, a model server or the database, as it may be printed to a terminal:
+    every control sequence and control character removed (newlines and tabs kept), so a stored
+    question or a file name cannot move the cursor, retitle the window or rewrite what was shown."""
+    if not text or text.isprintable():
+        return text
+    return _TERMINAL_CONTROL.sub("", text)

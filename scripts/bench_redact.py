@@ -7,17 +7,26 @@ ordinary log lines with the planted secret lines mixed in, 5,000 characters each
 `redact` on each, then reports the corpus numbers the docs quote (shapes, formats, masked share,
 false-positive rate on 10,000 ordinary log lines).
 
-    .venv/bin/python scripts/bench_redact.py            # 200 observations
-    .venv/bin/python scripts/bench_redact.py --n 500 --chars 8000
+    .venv/bin/python scripts/bench_redact.py            # 200 observations, against the redactor of 0626d30
+    .venv/bin/python scripts/bench_redact.py --n 500 --chars 8000 --baseline HEAD~5
+
+The baseline (`--baseline REV`, default the commit before issue 33's work; `--baseline none` to skip)
+is the redactor as it was at that commit, taken from git (`git archive` of `appliance/` into a
+temporary folder) and timed in a child process on the very same observations, one after the other
+in one run, so both numbers see the same machine and load. Its leaks and changed lines on today's
+corpus are reported beside today's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,12 +53,28 @@ def observations(n: int, chars: int) -> list[str]:
     return out
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=200, help="observations to time")
-    parser.add_argument("--chars", type=int, default=5000, help="characters per observation")
-    args = parser.parse_args()
-    texts = observations(args.n, args.chars)
+BASELINE = "0626d30"  # the last commit before issue 33's redactor work
+
+
+# Runs in the child process (the baseline's appliance/ first on sys.path): times `redact` on the
+# observations and applies it to the corpus texts and the ordinary lines, and prints the results as JSON.
+_CHILD = """
+import json, sys, time
+from appliance.tools.redact import redact
+data = json.load(open(sys.argv[1]))
+redact(data["texts"][0])
+times, cpu = [], []
+for text in data["texts"]:
+    t, c = time.perf_counter(), time.process_time()
+    redact(text)
+    times.append((time.perf_counter() - t) * 1000)
+    cpu.append((time.process_time() - c) * 1000)
+json.dump({"times": times, "cpu": cpu, "corpus": [redact(t) for t in data["corpus"]],
+           "ordinary": [redact(t) for t in data["ordinary"]]}, sys.stdout)
+"""
+
+
+def timed(texts: list[str]) -> tuple[list[float], list[float]]:
     redact(texts[0])  # warm the caches of compiled patterns and key names
     times, cpu = [], []
     for text in texts:
@@ -57,17 +82,61 @@ def main() -> int:
         redact(text)
         times.append((time.perf_counter() - started) * 1000)
         cpu.append((time.process_time() - started_cpu) * 1000)
+    return times, cpu
+
+
+def baseline(rev: str, texts: list[str], corpus: list[str], ordinary: list[str]) -> dict | None:
+    """The baseline redactor's times and outputs (see the module docstring), or None when git cannot give it."""
+    with tempfile.TemporaryDirectory(prefix="bench-redact-") as folder:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "appliance"], capture_output=True)
+        if archive.returncode != 0:
+            print(f"baseline {rev}: git archive failed: {archive.stderr.decode().strip()}")
+            return None
+        subprocess.run(["tar", "-x", "-C", folder], input=archive.stdout, check=True)
+        data = Path(folder) / "data.json"
+        data.write_text(json.dumps({"texts": texts, "corpus": corpus, "ordinary": ordinary}))
+        child = subprocess.run([sys.executable, "-c", _CHILD, str(data)], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONPATH": folder}, cwd=folder)
+        if child.returncode != 0:
+            print(f"baseline {rev}: failed: {child.stderr.strip()[-300:]}")
+            return None
+        return json.loads(child.stdout)
+
+
+def _timing_line(name: str, times: list[float], cpu: list[float]) -> str:
+    return (f"{name}: median {statistics.median(times):.2f} ms, p95 {sorted(times)[int(len(times) * 0.95) - 1]:.2f} ms, "
+            f"max {max(times):.2f} ms per observation (CPU time: median {statistics.median(cpu):.2f} ms, "
+            f"total {sum(cpu):.0f} ms)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=200, help="observations to time")
+    parser.add_argument("--chars", type=int, default=5000, help="characters per observation")
+    parser.add_argument("--baseline", default=BASELINE, help="the git revision to compare with, or none")
+    args = parser.parse_args()
+    texts = observations(args.n, args.chars)
     entries = secret_corpus.entries(seed=15)
-    masked = sum(not leaked_in_text(e.canaries, redact(e.text)) for e in entries)
-    lines = secret_corpus.ordinary_lines(10_000, seed=7)
+    lines = secret_corpus.ordinary_lines(10_000, seed=7) + secret_corpus.ordinary_config_lines(2_000, seed=8)
+    old = baseline(args.baseline, texts, [e.text for e in entries], lines) if args.baseline != "none" else None
+    times, cpu = timed(texts)
+    leaks = [e for e in entries if leaked_in_text(e.canaries, redact(e.text))]
     changed = sum(redact(line) != line for line in lines)
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
-    print(f"redact: {args.n} observations of {args.chars} characters: median {statistics.median(times):.2f} ms, "
-          f"p95 {sorted(times)[int(len(times) * 0.95) - 1]:.2f} ms, max {max(times):.2f} ms per observation "
-          f"(CPU time: median {statistics.median(cpu):.2f} ms, total {sum(cpu):.0f} ms)")
+    print(f"observations: {args.n} of {args.chars} characters (nine ordinary lines to one planted secret line)")
+    print(_timing_line("redact now", times, cpu))
+    if old:
+        print(_timing_line(f"redact at {args.baseline}", old["times"], old["cpu"]))
+        print(f"cost now / at {args.baseline}: median {statistics.median(times) / statistics.median(old['times']):.2f}x, "
+              f"CPU total {sum(cpu) / max(sum(old['cpu']), 1e-9):.2f}x")
     print(f"corpus: {len({e.shape for e in entries})} shapes, {len({e.fmt for e in entries})} formats, "
-          f"{len(entries)} planted entries, {masked / len(entries):.1%} masked")
-    print(f"ordinary log lines: {changed} of {len(lines)} changed ({changed / len(lines):.2%})")
+          f"{len(entries)} planted entries; leaks now: {len(leaks)}"
+          + (f", at {args.baseline}: {sum(bool(leaked_in_text(e.canaries, out)) for e, out in zip(entries, old['corpus']))}"
+             if old else ""))
+    for entry in leaks[:20]:
+        print(f"  leak: {entry.shape} ({entry.fmt})")
+    print(f"ordinary lines (log and config): {changed} of {len(lines)} changed ({changed / len(lines):.2%})"
+          + (f"; at {args.baseline}: {sum(a != b for a, b in zip(lines, old['ordinary']))}" if old else ""))
     return 0
 
 

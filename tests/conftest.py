@@ -64,6 +64,8 @@ MACHINE_FILES = {
     "test_eval_scenarios.py": "plants every scenario's fault and checks by name that nothing is left",
     "test_eval_scoring.py": "plants every family's fault and control at once",
     "test_redact_corpus_live.py": "plants secrets in real process command lines and mount sources",
+    "test_redact_cmdline_live.py": "plants processes with passwords on their command lines, a CPU hog and a memory "
+                                   "hog that must be listed by top_processes and memory_report",
     "test_threads.py": "chooses threads from the cores that are idle machine-wide",
     "test_analyzers_app_folder.py": "gathers the first step's evidence over the whole machine (its analyzers) "
                                     "for a named application folder",
@@ -140,6 +142,8 @@ BESIDE = {
                                       "could change it, beside the parallel tests or on any shared machine",
     "test_tools_safety.py": "asserts that its own canaries' secrets appear in no tool result and that its own "
                             "tree is unchanged",
+    "test_redact_cmdline_live.py": "asserts on its own processes (by pid) and that its own secrets appear nowhere; "
+                                   "its CPU hog and 900 MB process must be among the top 25 by CPU and top 20 by memory",
     "test_redact_corpus_live.py": "asserts that its own secrets appear nowhere and its own mounts are listed; its "
                                   "busy process need only be among the top 25 by CPU, above which the parallel "
                                   "tests put a handful of workers",

@@ -5,6 +5,7 @@ sources of real tmpfs mounts, read back through `df`. Nothing of any secret may 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -22,11 +23,19 @@ def _argv_shapes() -> list[corpus.Entry]:
     return [e for e in ENTRIES if e.fmt in ("cmdline", "history") and "\n" not in e.text and len(e.text) < 150]
 
 
+def _words(text: str) -> list[str]:
+    """The words a shell would make of a history line (quotes joined), or its plain words."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
 def test_process_command_lines_show_no_secret():
     """Real processes with the secrets in their argv, read back through process_details and
     top_processes (the busy one has to make the top of the CPU list)."""
     shapes = _argv_shapes()[::6]
-    procs = [subprocess.Popen(["sh", "-c", "sleep 120; :", "corpus", *e.text.split()], start_new_session=True)
+    procs = [subprocess.Popen(["sh", "-c", "sleep 120; :", "corpus", *_words(e.text)], start_new_session=True)
              for e in shapes]
     busy_entries = shapes[:3]
     busy = subprocess.Popen(["sh", "-c", "while :; do :; done", "corpus",

@@ -30,8 +30,18 @@ CANARIES = {
     "private-key": "CanaryPrivateKeyBody0123",
     "token": "CanaryApiTokenValue77",
 }
-SECRET_TEXT = f"""# application config
+SECRET_TEXT = f"""# application config (as many ordinary settings as secrets: a file of mostly secrets is refused whole)
 listen = 127.0.0.1:8080
+workers = 4
+log_level = info
+log_file = /var/log/app/app.log
+cache_dir = /var/cache/app
+max_body = 10m
+timeout = 30s
+retries = 3
+region = eu-west-1
+queue = jobs
+metrics = on
 aws_access_key_id = {CANARIES['aws-access-key']}
 github = {CANARIES['github-token']}
 gitlab = {CANARIES['gitlab-token']}

@@ -17,6 +17,7 @@ from appliance.analyzers.readings import ReadingUnavailable, Readings
 from appliance.tools import units
 from appliance.tools.paths import read_capped
 from appliance.tools.redact import redact
+from appliance.tools.redaction.cmdline import show_argv
 from appliance.tools.runner import Ran, find_program, run_capped
 
 _TABLE_ATTRS = ["pid", "ppid", "name", "cmdline", "create_time", "num_threads", "num_fds", "status"]
@@ -53,8 +54,7 @@ def who(info: dict) -> str:
 
 def command(info: dict, limit: int = 120) -> str:
     """The redacted, clipped command line on one line (or [name] for a process without one)."""
-    argv = info.get("cmdline") or []
-    return quote(" ".join(argv) if argv else f"[{info.get('name') or '?'}]", limit)
+    return quote(show_argv(info.get("cmdline") or [], info.get("name") or "?"), limit)
 
 
 def quote(text: str, limit: int = QUOTE_LIMIT) -> str:

@@ -22,7 +22,7 @@ from appliance.agent import events as ev
 from appliance.agent.settings import MAX_STEPS_LIMIT
 from appliance.agent.timing import progress_line, timing_line
 from appliance.commands.common import add_common_options
-from appliance.errors import UsageError
+from appliance.errors import UsageError, terminal_safe
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -94,10 +94,10 @@ def run_ask(args: argparse.Namespace) -> int:
                 printer.show(event)
     recorder.close()
     if recorder.failure:
-        print(f"appliance: the run could not be recorded: {recorder.failure}", file=sys.stderr)
+        print(terminal_safe(f"appliance: the run could not be recorded: {recorder.failure}"), file=sys.stderr)
     assert end is not None  # the engine always ends with RunEnded
     if end.status == ev.ERROR:  # the one line that says what went wrong, whatever stdout shows
-        print(f"appliance: run {end.run_id[:8]} ended with an error: {end.error}", file=sys.stderr)
+        print(terminal_safe(f"appliance: run {end.run_id[:8]} ended with an error: {end.error}"), file=sys.stderr)
     if args.json:
         print(json.dumps(summary(end, final, model.info.name, recorded=recorder.failure is None), ensure_ascii=False))
     return exit_code(end)
@@ -171,7 +171,7 @@ def _terminal_ask(cancel: threading.Event) -> Callable[[str], str | None]:
     def ask(question: str) -> str | None:
         previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
-            print(f"\nThe assistant asks: {question}", file=sys.stderr, flush=True)
+            print(f"\nThe assistant asks: {terminal_safe(question)}", file=sys.stderr, flush=True)
             return input("your answer (empty to skip)> ").strip() or None
         except (KeyboardInterrupt, EOFError):
             cancel.set()
@@ -189,7 +189,7 @@ class LivePrinter:
         self.out = out
 
     def _print(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        print(terminal_safe(text), file=self.out, flush=True)  # events carry the machine's and the model's text
 
     def show(self, event: Any) -> None:
         if isinstance(event, ev.RunStarted):
@@ -254,7 +254,7 @@ class ProgressPrinter:
         if isinstance(event, ev.RunEnded):
             note = (event.runtime.get("system_prompt") or {}).get("note") if event.runtime else None
             if note:
-                print(f"appliance: {note}", file=self.err, flush=True)
+                print(terminal_safe(f"appliance: {note}"), file=self.err, flush=True)
 
     def _progress(self, event: ev.PromptProgress) -> None:
         line = progress_line(event.done, event.total, event.seconds_left)

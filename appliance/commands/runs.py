@@ -19,7 +19,7 @@ from appliance.agent.events import RUN_STATUSES
 from appliance.agent.timing import runtime_line, timing_line
 from appliance.commands.common import add_common_options
 from appliance.config import resolve_paths
-from appliance.errors import UsageError
+from appliance.errors import UsageError, terminal_safe
 from appliance.store import export as exporter
 from appliance.store import otlp
 from appliance.store.records import ReflectionRecord, RunRecord, StepRecord
@@ -139,6 +139,7 @@ def _one_line(text: str | None, width: int) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
+    rows = [[terminal_safe(str(cell)) for cell in row] for row in rows]  # questions and names from the database
     widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
     lines = ["  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in [header] + rows]
     return "\n".join(lines)
@@ -152,7 +153,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(run.to_dict(), ensure_ascii=False, indent=2, default=str))
     else:
-        print(render_run(run))
+        print(terminal_safe(render_run(run)))
     return 0
 
 

@@ -18,7 +18,7 @@ import socket
 import ssl
 from typing import Any, Generator, Iterator
 
-from appliance.errors import ModelError
+from appliance.errors import ModelError, terminal_safe
 from appliance.llm.remotes import Endpoint
 
 
@@ -56,7 +56,9 @@ class HttpClient:
 
     def _send(self, method: str, route: str, body: dict | None) -> tuple[http.client.HTTPConnection, Any]:
         """One request on a fresh connection. A server that closed the connection before any byte
-        of a reply (seen with a loaded test server) produced nothing, so the request goes once more."""
+        of a reply (seen with a loaded test server) produced nothing, so a GET goes once more; a POST
+        never does: the server may have worked on it all along (a hung server asked twice costs twice
+        its hang), and a generation is not a request to repeat behind the person's back."""
         path = self.endpoint.base_path + route
         payload = json.dumps(body).encode("utf-8") if body is not None else None
         dropped: BaseException | None = None
@@ -68,7 +70,7 @@ class HttpClient:
                 break
             except BaseException as exc:
                 connection.close()
-                if dropped is None and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError)):
+                if dropped is None and method == "GET" and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError)):
                     dropped = exc
                     continue
                 raise self.translate(dropped or exc) from None  # a server gone since says so first
@@ -189,5 +191,6 @@ def _events(response: Any) -> Iterator[str]:
 
 
 def _excerpt(raw: bytes, limit: int = 160) -> str:
-    text = " ".join(raw.decode("utf-8", errors="replace").split())
+    """A server's words as one line a terminal shows as they are (no control sequences)."""
+    text = " ".join(terminal_safe(raw.decode("utf-8", errors="replace")).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -60,9 +60,16 @@ def read_export(path: Path) -> list[RunRecord]:
         if not isinstance(run, dict) or not all(k in run for k in ("id", "started_at", "question", "status")):
             raise UsageError(f"{path} holds a record that is not a run (it needs id, started_at, question, status)")
     try:
-        return [RunRecord.from_row(run) for run in runs]
+        records = [RunRecord.from_row(run) for run in runs]
     except (AttributeError, TypeError) as exc:  # e.g. steps that are not objects
         raise UsageError(f"{path} is not an appliance runs export ({exc.__class__.__name__})") from None
+    for record in records:
+        numbers = [step.step for step in record.steps or ()]
+        twice = sorted({n for n in numbers if numbers.count(n) > 1}, key=str)
+        if twice:
+            raise UsageError(f"{path} is not a valid runs export: run {str(record.id)[:8]} has two steps numbered "
+                             f"{twice[0]}; nothing was imported")
+    return records
 
 
 def import_runs(store: Store, runs: Iterable[RunRecord], *, host: str | None = None) -> ImportResult:
@@ -71,19 +78,21 @@ def import_runs(store: Store, runs: Iterable[RunRecord], *, host: str | None = N
         raise UsageError(f"the run database {store.path} is not open for writing")
     result = ImportResult()
     hosts: set[str] = set()
-    for run in runs:
-        run = _as_imported(run, host)
-        try:
-            with transaction(store.db):
+    try:
+        with transaction(store.db):  # all or nothing: a run the database refuses leaves no half import
+            for run in runs:
+                run = _as_imported(run, host)
                 outcome = _insert(store, run)
-        except sqlite3.Error as exc:
-            raise translate(exc, store.path) from exc
-        if outcome == "skipped":
-            result.skipped += 1
-            continue
-        result.added += 1
-        result.renamed += outcome == "renamed"
-        hosts.add(run.host or "unknown")
+                if outcome == "skipped":
+                    result.skipped += 1
+                    continue
+                result.added += 1
+                result.renamed += outcome == "renamed"
+                hosts.add(run.host or "unknown")
+    except sqlite3.IntegrityError as exc:  # the file's fault (a constraint its runs break), not the database's
+        raise UsageError(f"the export holds a run this database cannot take ({exc}); nothing was imported") from None
+    except sqlite3.Error as exc:
+        raise translate(exc, store.path) from exc
     result.hosts = tuple(sorted(hosts))
     return result
 

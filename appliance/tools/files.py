@@ -7,9 +7,11 @@ import stat
 from typing import Annotated, Any
 
 from appliance.tools import units
-from appliance.tools.base import EMPTY, ERROR, ok, result, fail, tool
+from appliance.tools.base import DENIED, EMPTY, ERROR, ok, result, fail, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import read_capped
+from appliance.tools.redaction.cmdline import show_argv
+from appliance.tools.redaction.content import mostly_secrets
 from appliance.tools.redact import redact
 from appliance.tools.schema import Doc, MaxLen, Range
 
@@ -49,14 +51,20 @@ def read_file(
         raw = read_capped(fd, max_bytes + REDACT_MARGIN)
     finally:
         os.close(fd)
-    if str(real).startswith("/proc/"):
-        raw = raw.replace(b"\x00", b" ")  # /proc/PID/cmdline and friends separate fields with NULs
+    if str(real).startswith("/proc/") and str(real).endswith("/cmdline"):  # an argument vector: redacted word by word
+        argv = raw.decode("utf-8", errors="replace").rstrip("\x00").split("\x00")
+        raw = show_argv(argv).encode("utf-8") if any(argv) else b""
+    elif str(real).startswith("/proc/"):
+        raw = raw.replace(b"\x00", b" ")  # /proc/PID/environ's friends separate fields with NULs
     if looks_binary(raw):
         return fail(f"{path} is a binary file ({units.size(st.st_size)}); only text files are shown", ERROR)
     # Redact the whole read (past the cut, so a secret that straddles it is recognised), then cut
     # the redacted text: markers change lengths, so the cut is made, and reported, on what is shown.
     whole = len(raw) <= max_bytes
     full = redact(raw.decode("utf-8", errors="replace"))
+    refused = mostly_secrets(full)
+    if refused:
+        return fail(f"{path} is off limits: {refused}", DENIED)
     text = full if whole else cut_shown(full, max_bytes)
     data = {
         "path": str(real),

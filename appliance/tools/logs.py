@@ -98,7 +98,8 @@ CONTEXT_LINES = 3  # lines before a line that are redacted with it: a value may 
 
 class _Shown:
     """Each line as it is shown: redacted with the lines just before it, so a secret that begins on
-    an earlier line (an open quote, `password: |`) is still masked. Cached: a line is redacted once."""
+    an earlier line (an open quote, `password: |`) is still masked, and with the line after it, so
+    the first half of a token split across two lines is too. Cached: a line is redacted once."""
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
@@ -107,7 +108,12 @@ class _Shown:
     def __getitem__(self, index: int) -> str:
         if index not in self.cache:
             start = max(0, index - CONTEXT_LINES)
-            self.cache[index] = redact("\n".join(self.lines[start:index + 1])).rpartition("\n")[2]
+            window = self.lines[start:index + 2]
+            shown = redact("\n".join(window)).split("\n")
+            if len(shown) == len(window):
+                self.cache[index] = shown[index - start]
+            else:  # a pass joined lines: judge the line with the ones before it only
+                self.cache[index] = redact("\n".join(self.lines[start:index + 1])).rpartition("\n")[2]
         return self.cache[index]
 
 

@@ -57,7 +57,26 @@ DENY_FILE_GLOBS = (
     "*_rsa", "*_dsa", "*_ecdsa", "*_ed25519", "ssh_host_*_key", "*.keytab", "credentials",
     "credentials.json", "secrets.*", "*.secret", "wallet.dat", ".*_history", ".history", "shadow",
     "shadow-", "gshadow", "gshadow-", "opasswd", "sudoers", "sudoers.*", "master.key",
+    # well-known secret files (see docs/tools.md, "Secret files", for the sources of this list)
+    "shadow.*", "shadow~", "gshadow.*", "gshadow~", "chap-secrets", "pap-secrets", "srp-secrets", "sasl_passwd",
+    "sasl_passwd.*", "sasldb2", "smbpasswd", "passdb.tdb", "secrets.tdb", "ipsec.secrets", "*.secrets", "rsyncd.secrets",
+    "*.ovpn", "*.kdb", "*.psafe3", "*.agilekeychain", "*.keychain", "*.kwallet", "*.tfvars", "*.tfstate",
+    "*.tfstate.backup", "sftp-config.json", "credentials.xml", "credentials.db", "adc.json", "otr.private_key",
+    "pgpass.conf", ".mylogin.cnf", "debian.cnf", "cwallet.sso", "ewallet.p12", ".erlang.cookie", ".smbcredentials",
+    "*.cred", "*.creds", "cifs-credentials*", ".fetchmailrc", "account.key", "*.account.key", "private_key.json",
+    "passwd.client", ".vnc", "passwd.vnc", ".esmtprc", ".muttrc", "secret_token.rb", "dbeaver-data-sources.xml",
+    "recentservers.xml", "filezilla.xml", ".git-credentials", "*.kdbx",
 )
+# A file name under a folder of this name (its last folder): secret there, though not elsewhere.
+DENY_IN_DIR = {
+    "davfs2": ("secrets",), "openvpn": ("*auth*", "*pass*", "*cred*", "*.txt"), "client": ("*auth*.txt", "*pass*.txt"),
+    "server": ("*auth*.txt",), "ppp": ("*-secrets",), "postfix": ("sasl_passwd*", "*_passwd*"), "samba": ("smbpasswd", "*.tdb"),
+    "private": ("*.tdb",), "mosquitto": ("passwd", "pwfile", "*.pw", "*passwd*"), "dovecot": ("users", "passwd*", "*.passwd"),
+    "exim4": ("passwd*",), "wireguard": ("*.conf",), "swanctl": ("*.conf",), "ca": ("account*",),
+    "mysql": ("debian.cnf",), "rabbitmq": (".erlang.cookie",), "cyrus": ("sasldb*",), "courier": ("userdb*",),
+    "vsftpd": ("*passwd*", "*users*"), "proftpd": ("*passwd*", "ftpd.passwd"), "pure-ftpd": ("pureftpd.passwd", "*.pdb"),
+    "nginx": ("*passwd*", "*.htpasswd"), "apache2": ("*passwd*",), "httpd": ("*passwd*",), "icinga2": ("*.key",),
+}
 DENY_FILE_ALLOW = ("*.pub",)  # public halves of id_* keys are fine
 # Whole paths (and everything under them).
 DENY_PATHS = (
@@ -66,6 +85,9 @@ DENY_PATHS = (
     "/proc/kpageflags", "/proc/kpagecgroup", "/proc/sysrq-trigger", "/sys/kernel/debug",
     "/sys/kernel/security", "/sys/firmware/efi/efivars", "/var/lib/sss/secrets", "/root/.ssh",
     "/var/lib/polkit-1", "/etc/NetworkManager/system-connections", "/etc/wpa_supplicant",
+    "/etc/wireguard", "/etc/ipsec.d/private", "/etc/swanctl/private", "/etc/letsencrypt/accounts", "/etc/letsencrypt/keys",
+    "/etc/pki/tls/private", "/var/lib/samba/private", "/etc/davfs2/secrets", "/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets",
+    "/etc/postfix/sasl_passwd", "/etc/ipsec.secrets", "/etc/rsyncd.secrets", "/etc/samba/smbpasswd", "/etc/shadow.bak",
 )
 # Per-process files that expose memory or the environment (secrets live in environments).
 _PROC_SECRET = re.compile(
@@ -83,6 +105,7 @@ class PathDenied(Exception):
 
 _DENY_PATHS_RE = re.compile("^(?:" + "|".join(re.escape(p) for p in DENY_PATHS) + ")(?:/|$)")
 _DENY_FILE_RE = re.compile("|".join(fnmatch.translate(g) for g in DENY_FILE_GLOBS), re.I)
+_DENY_IN_DIR_RE = {folder: re.compile("|".join(fnmatch.translate(g) for g in globs), re.I) for folder, globs in DENY_IN_DIR.items()}
 _DENY_FILE_ALLOW_RE = re.compile("|".join(fnmatch.translate(g) for g in DENY_FILE_ALLOW), re.I)
 
 
@@ -108,7 +131,16 @@ def secret_reason(path: Path | str) -> str | None:
     last = parts[-1] if parts else ""
     if last and _DENY_FILE_RE.match(last) and not _DENY_FILE_ALLOW_RE.match(last):
         return f"{last} looks like a key or credentials file"
+    folder = parts[-2] if len(parts) > 1 else ""
+    if last and _in_secret_dir(folder, last):
+        return f"{folder}/{last} is where {folder} keeps its secrets"
     return None
+
+
+def _in_secret_dir(folder: str, name: str) -> bool:
+    """`folder/name` is a secret file of the program that owns `folder` (DENY_IN_DIR)."""
+    pattern = _DENY_IN_DIR_RE.get(folder)
+    return pattern is not None and bool(pattern.match(name)) and not _DENY_FILE_ALLOW_RE.match(name)
 
 
 def secret_child(parent: str, name: str) -> bool:
@@ -119,6 +151,8 @@ def secret_child(parent: str, name: str) -> bool:
     if (parent.rsplit("/", 1)[-1], name) in DENY_DIR_PAIRS:
         return True
     if _DENY_FILE_RE.match(name) and not _DENY_FILE_ALLOW_RE.match(name):
+        return True
+    if _in_secret_dir(parent.rsplit("/", 1)[-1], name):
         return True
     full = f"{parent.rstrip('/')}/{name}"
     return bool(_DENY_PATHS_RE.match(full)) or (full.startswith("/proc/") and bool(_PROC_SECRET.match(full)))

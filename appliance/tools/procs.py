@@ -17,7 +17,7 @@ from typing import Any
 import psutil
 
 from appliance.tools import units
-from appliance.tools.redact import redact
+from appliance.tools.redaction.cmdline import show_argv
 
 SELF_LABEL = "(appliance itself)"  # after the name of every process of the appliance's own
 CMD_LIMIT = 160
@@ -35,10 +35,8 @@ def own_tree(self_pids: frozenset[int]) -> set[int]:
 
 
 def command_line(proc_info: dict) -> str:
-    """The redacted, clipped command line; kernel threads show as [name]."""
-    cmdline = proc_info.get("cmdline") or []
-    text = " ".join(cmdline) if cmdline else f"[{proc_info.get('name') or '?'}]"
-    return units.clip(redact(text), CMD_LIMIT)
+    """The command line redacted word by word (redaction.cmdline), then clipped; kernel threads show as [name]."""
+    return units.clip(show_argv(proc_info.get("cmdline") or [], proc_info.get("name") or "?"), CMD_LIMIT)
 
 
 def self_name(name: str) -> str:

@@ -7,10 +7,14 @@ and the export on everything it writes out. Each secret is replaced by a marker 
 file, without ever seeing it. Redacting twice changes nothing more.
 
 The passes, in order (each in `appliance.tools.redaction`): private key blocks (by state across
-lines), passwords in URLs (parsed), tokens whose shape gives them away (the project's table after
-the gitleaks rule set, and Yelp's detect-secrets regex plugins), values of keys that name a secret
-(detect-secrets' keyword list and its keyword detector as a second opinion), and last random-looking
-bare tokens and base64 that decodes to a credential. Speed: see docs/tools.md.
+lines), passwords and tokens in URLs (parsed), tokens whose shape gives them away (the project's
+table after the gitleaks rule set, and Yelp's detect-secrets regex plugins), masked to the token's
+end; tokens split across two lines; secrets only a line's structure gives away (credential files,
+SQL, protocol traces, `name:`/`value:` pairs, long values after a secret word in prose); commands
+quoted in text, redacted as argument vectors (`cmdline`, which the process tools call on
+/proc/PID/cmdline directly); values of keys that name a secret (detect-secrets' keyword list and its
+keyword detector as a second opinion); and last random-looking bare tokens and base64 that decodes
+to a credential. Speed: see docs/tools.md.
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ from typing import Any
 
 from appliance.tools.redaction import MARKER_PREFIX, marker
 from appliance.tools.redaction.blocks import redact_key_blocks
+from appliance.tools.redaction.command_text import redact_command_text
 from appliance.tools.redaction.keys import redact_keys
 from appliance.tools.redaction.names import PLACEHOLDER, classify, secret_kind, secretish
+from appliance.tools.redaction.split import redact_split
+from appliance.tools.redaction.structured import redact_structured
 from appliance.tools.redaction.tokens import redact_bare, redact_tokens, shannon_entropy
 from appliance.tools.redaction.urls import redact_urls
 
@@ -34,9 +41,13 @@ def redact(text: str) -> str:
     """Replace every secret in `text` by a marker naming its kind. Never raises."""
     if not text:
         return text
-    for step in (redact_key_blocks, redact_urls, redact_tokens, redact_keys, redact_bare):
+    for step in _PASSES:
         text = step(text)
     return text
+
+
+_PASSES = (redact_key_blocks, redact_urls, redact_tokens, redact_split, redact_structured, redact_command_text, redact_keys,
+           redact_bare)
 
 
 def redact_blocks(text: str) -> str:

@@ -10,6 +10,7 @@ their contents' names in the results.
 
 from __future__ import annotations
 
+import errno
 import heapq
 import os
 import stat
@@ -23,10 +24,11 @@ from typing import Annotated, Iterator, Literal
 from appliance.tools import units
 from appliance.tools.base import EMPTY, OK, PARTIAL, result, tool
 from appliance.tools.context import ToolContext
-from appliance.tools.paths import open_noatime, secret_child
+from appliance.tools.paths import secret_child
 from appliance.tools.schema import Doc, MaxLen, Range
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NOATIME = getattr(os, "O_NOATIME", 0)
 
 
 @dataclass
@@ -42,6 +44,7 @@ class WalkStats:
     symlinks_not_followed: int = 0
     secret_places: int = 0
     hard_links_counted_once: int = 0
+    changed_during_walk: int = 0  # queued folders swapped (for a symlink) or moved before they were listed
     stopped: str | None = None
     elapsed: float = 0.0
     dirs_pending: int = 0
@@ -50,12 +53,13 @@ class WalkStats:
         skipped = {
             "other_filesystems": self.other_filesystems, "unreadable": self.unreadable,
             "symlinks_not_followed": self.symlinks_not_followed, "secret_places_summed_only": self.secret_places,
+            "folders_changed_during_scan": self.changed_during_walk,
         }
         data = {
             "files": self.files, "dirs": self.dirs, "total": units.size(self.bytes),
             "skipped": {k: v for k, v in skipped.items() if v},
             "elapsed_seconds": round(self.elapsed, 2),
-            "partial": self.stopped is not None or self.unreadable > 0,
+            "partial": self.stopped is not None or self.unreadable > 0 or self.changed_during_walk > 0,
         }
         if self.stopped:
             data["stopped_by"] = self.stopped
@@ -80,12 +84,10 @@ def walk(root: Path, root_fd: int, stats: WalkStats, max_entries: int, deadline:
     state = _Walk(root, root_fd, stats, max_entries, deadline)
     try:
         while state.queue:
-            parts, dirpath, fd, named_depth = state.queue.popleft()
+            parts, dirpath, fd, named_depth, identity = state.queue.popleft()
             if fd is None:
-                try:
-                    fd = open_noatime(dirpath, _DIR_FLAGS)
-                except OSError:
-                    stats.unreadable += 1
+                fd = state.reopen(parts, identity)
+                if fd is None:
                     continue
             try:
                 with os.scandir(fd) as listing:
@@ -105,12 +107,21 @@ def walk(root: Path, root_fd: int, stats: WalkStats, max_entries: int, deadline:
 
 class _Walk:
     """What one walk carries from entry to entry: the directories still to list (each as relative
-    parts, absolute path, open fd or None, named depth), the inodes already counted, the budget."""
+    parts, absolute path, open fd or None, named depth, and the (device, inode) it had when it was
+    met), the inodes already counted, the budget.
+
+    A queued directory is reopened from the walk's own descriptor of the root, one component at a
+    time, each relative to its parent's descriptor with O_NOFOLLOW|O_DIRECTORY, and must still be
+    the directory that was met: never by absolute path, so a folder swapped for a symlink (or moved)
+    between being met and being listed is skipped and counted, never followed."""
 
     def __init__(self, root: Path, root_fd: int, stats: WalkStats, max_entries: int, deadline: float) -> None:
-        self.root_dev = os.fstat(root_fd).st_dev
+        root_st = os.fstat(root_fd)
+        self.root_dev = root_st.st_dev
+        self.anchor = os.dup(root_fd)  # kept until the walk ends: every reopening starts here
         self.seen_inodes: set[tuple[int, int]] = set()
-        self.queue: deque[tuple[tuple[str, ...], str, int | None, int]] = deque([((), str(root), root_fd, 1 << 30)])
+        self.queue: deque[tuple[tuple[str, ...], str, int | None, int, tuple[int, int]]] = deque(
+            [((), str(root), root_fd, 1 << 30, (root_st.st_dev, root_st.st_ino))])
         self.stats = stats
         self.max_entries = max_entries
         self.deadline = deadline
@@ -128,6 +139,35 @@ class _Walk:
             stats.dirs_pending = len(self.queue) + 1
             return True
         return False
+
+    def reopen(self, parts: tuple[str, ...], identity: tuple[int, int]) -> int | None:
+        """A descriptor of the queued directory `parts`, opened component by component from the
+        root's descriptor without following any symlink; None (counted) when it cannot be opened or
+        is no longer the directory that was met."""
+        fd = self.anchor
+        try:
+            for name in parts:
+                try:
+                    child = os.open(name, _DIR_FLAGS | _NOATIME, dir_fd=fd)
+                except PermissionError:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)  # O_NOATIME needs ownership
+                if fd != self.anchor:
+                    os.close(fd)
+                fd = child
+        except OSError as exc:
+            if fd != self.anchor:
+                os.close(fd)
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                self.stats.changed_during_walk += 1  # swapped for a symlink or a file, or moved away
+            else:
+                self.stats.unreadable += 1
+            return None
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != identity:
+            os.close(fd)
+            self.stats.changed_during_walk += 1
+            return None
+        return fd
 
     def visit(self, entry: os.DirEntry, parts: tuple[str, ...], dirpath: str, named_depth: int) -> Found | None:
         """The entry as a Found to count (queueing it when a directory), or None when it is skipped:
@@ -161,7 +201,7 @@ class _Walk:
         stats.bytes += allocated
         if stat.S_ISDIR(mode):
             stats.dirs += 1
-            self.queue.append((child, f"{dirpath.rstrip('/')}/{name}", None, depth_named))
+            self.queue.append((child, f"{dirpath.rstrip('/')}/{name}", None, depth_named, (st.st_dev, st.st_ino)))
             return Found(child, st, True, depth_named, allocated)
         stats.files += 1
         return Found(child, st, False, depth_named, allocated)
@@ -169,6 +209,7 @@ class _Walk:
     def close(self) -> None:
         """Record the time taken and close the fds of directories never listed."""
         self.stats.elapsed = time.monotonic() - self.started
+        os.close(self.anchor)
         while self.queue:
             pending_fd = self.queue.popleft()[2]
             if pending_fd is not None:

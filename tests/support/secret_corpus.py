@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from appliance.eval.records import CANARY_WINDOW, canary_windows
 
+from support import secret_corpus_more as more
 from support.secret_shapes import ALNUM, B64, HEX, KEYWORD_RULES, LOWNUM, PREFIXED, SECRET_KEYS, SUFFIXES, Gen
 
 
@@ -189,7 +190,12 @@ def entries(seed: int = 15) -> list[Entry]:
         for fmt in LINE_FORMATS:
             canary = secret.value.removeprefix("https://")  # "https://hook" is in ordinary URLs too
             out.append(Entry(secret.shape, fmt, _line(fmt, secret.key, secret.value, i), (canary,)))
-    return out + _special(Gen(seed + 1))
+    return out + _special(Gen(seed + 1)) + more.entries(Gen(seed + 2), Entry)
+
+
+def ordinary_config_lines(n: int = 2_000, seed: int = 8) -> list[str]:
+    """Configuration, SQL, protocol and command lines with no secret (secret_corpus_more.py)."""
+    return more.ordinary_config_lines(n, seed)
 
 
 # --- ordinary log lines: what the redactor must leave readable ----------------------------------------

@@ -24,7 +24,7 @@ from appliance.tools.redaction.names import PLACEHOLDER, classify, hinted, is_se
 from appliance.tools.redaction.tokens import shannon_entropy
 
 _KEY_SEP = re.compile(
-    r"(?<![\w.])(?P<key>[^\W\d][\w.\-]{0,63})(?P<sep>[\"'\]]{0,2}[ \t]*(?::=|=>|\?=|={1,3}|:(?!//))[ \t]*@?)"
+    r"(?<![\w.])(?P<key>[^\W\d][\w.\-]{0,63})(?P<sep>[\"'\]]{0,2}[ \t]*(?::=|=>|\?=|={1,3}|:(?!//)|：)[ \t]*@?)"
 )
 _LINE_START = re.compile(r"^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+|\$)?[\"']?$")
 # --key value: the value is the next token unless that is itself an option (a value may start with "-")
@@ -41,15 +41,15 @@ _DIRECTIVE = re.compile(
 # "KEY VALUE" alone on a line, or "set KEY VALUE" anywhere (redis CONFIG SET, shells, consoles):
 # masked when KEY is a secret name (see _directive_pairs).
 _PAIR_LINE = re.compile(r"^[ \t]*(?:(?:config[ \t]+)?set[ \t]+)?(?P<key>[^\W\d][\w.\-]{1,63})[ \t]+(?P<val>[^\s=:]\S*)[ \t]*$", re.I)
-_SET_PAIR = re.compile(r"(?i)\bset[ \t]+(?P<key>[^\W\d][\w.\-]{1,63})[ \t]+(?P<val>(?!\[REDACTED)[^\s=]\S*)")
+_SET_PAIR = re.compile(r"(?i)\b(?:set|setenv)[ \t]+(?P<key>[^\W\d][\w.\-]{1,63})[ \t]+(?P<val>(?!\[REDACTED)[^\s=]\S*)")
 _SPECIAL = [(kind, needle_test(needles.split("|")), re.compile(pattern)) for kind, needles, pattern in (
     # curl -u user:password, --user user:password, --proxy-user, smbclient -U user%password
     ("password", "curl|--user|--proxy-user",
      r"(?:\bcurl\b.*?(?<!\S)-[uU][ \t]*|(?<!\S)--(?:proxy-)?user[= \t][ \t]*)[\"']?[^\s:\"']*:(?P<val>[^\s\"']+)"),
     ("password", "%", r"(?<!\S)(?:-U|--user(?:name)?)[= \t][ \t]*[^\s%]+%(?P<val>\S+)"),
     # mysql -pSECRET / sshpass -p SECRET / redis-cli -a SECRET / openssl -passin pass:SECRET
-    ("password", "-p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass|mongo|mongosh|mongodump)\b[^\n]*?"
-                       r"(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
+    ("password", "-p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?(?<!\S)-p(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
+    ("password", "-p", r"\b(?:sshpass|mongo|mongosh|mongodump)\b[^\n]*?(?<!\S)-p[ \t]*(?P<val>(?!\[REDACTED)[^\s-]\S*)"),
     ("password", "login", r"\b(?:docker|podman|nerdctl|helm|buildah|skopeo)\b[^\n]*?\blogin\b[^\n]*?(?<!\S)-p[ \t]+(?P<val>\S+)"),
     ("password", "ldap", r"\bldap[a-z]*\b[^\n]*?(?<!\S)-w[ \t]+(?P<val>\S+)"),
     ("password", "sqlcmd bcp osql isql".replace(" ", "|"), r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]*?(?<!\S)-P[ \t]*(?P<val>\S+)"),
@@ -77,11 +77,17 @@ _has_directive = needle_test(("requirepass", "masterauth", "bindpw", "rootpw", "
 _detector_may_match = needle_test(("key", "pass", "pwd", "secret", "contrase"))  # detect-secrets' keyword list
 
 
+_ESCAPED_OPEN = re.compile(r'\\"(?=[\w\[{(])')  # an escaped quote that opens a string: read as ` "`
+_ESCAPED_CLOSE = re.compile(r'\\"')  # one that closes it: read as `" `
+
+
 class _Line:
-    """One line and the spans of it to mask."""
+    """One line and the spans of it to mask. JSON escaped inside a JSON string (`{\\"password\\": \\"x\\"}`)
+    is read with each `\\"` seen as ` "` (same length, so the spans fit the line as written)."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        self.shown = text
+        self.text = _ESCAPED_CLOSE.sub('" ', _ESCAPED_OPEN.sub(' "', text)) if '\\"' in text else text
         self.spans: list[tuple[int, int, str]] = []
 
     def masked(self, start: int) -> bool:
@@ -96,9 +102,9 @@ class _Line:
         for start, end, kind in sorted(self.spans):
             if start < done:
                 continue
-            out += [self.text[done:start], marker(kind)]
+            out += [self.shown[done:start], marker(kind)]
             done = end
-        return "".join(out) + self.text[done:]
+        return "".join(out) + self.shown[done:]
 
 
 def _close(text: str, start: int, quote: str) -> int:

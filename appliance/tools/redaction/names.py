@@ -34,22 +34,30 @@ _OWN_WORDS = (
     f"hmac{_S}key", f"license{_S}key", f"shared{_S}access{_S}key", f"pre{_S}shared{_S}key", "wpa_psk",
     f"auth{_S}pass", "pgpass", "htpasswd", "smtp_pass", "passcode", f"pin{_S}code", f"t?otp{_S}(?:seed|key|secret)",
     f"mfa{_S}(?:seed|key)", f"recovery{_S}codes?", f"backup{_S}codes?",
+    # more languages' words for password, secret, token and key
+    "lozinka", "geslo", "parool", "slapta[žz]odis", "κωδικός", "συνθηματικό", "סיסמה", "كلمة_?المرور", "كلمة_?السر",
+    "पासवर्ड", f"m[aậ]t{_S}kh[aẩ]u", "รหัสผ่าน", f"kata{_S}sandi", "katalaluan", "jelsz[oó]", "jeton", "токен",
+    "秘密", "秘钥", "トークン", "シークレット", "토큰", "비밀", "segredo", "chiave", "schl[üu]e?ssel", f"cl[ée]{_S}api",
+    f"clave{_S}api", f"api{_S}schl[üu]e?ssel", "contrasenya", f"palavra{_S}passe",
 )
 # detect-secrets' words are regex fragments (`api_?key`, `db_?pass`): used as they are.
 _WORDS = "|".join((*_OWN_WORDS, *DETECT_SECRETS_WORDS))
 _SHORT = r"pwd|pw|pass|psk|sas|pin"  # secret only after a separator: DB_PASS yes, bypass no
 
-_SECRET_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})$|^[\w.\-]*[_.\-](?:{_SHORT})$|^(?:psk|pw|pwd)$")
+_SECRET_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})$|^[\w.\-]*[_.\-](?:{_SHORT})$|^(?:psk|pw|pwd|pass)$")
 _SUFFIXED_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})[\w.\-]+$|^(?:{_SHORT})$")
 _MAYBE_NAME = re.compile(
     r"(?i)(?:^|[_.\-])(?:key|auth|session|sid|sig|signature|cookie|salt|nonce|bearer|jwt|dsn|cert|pat|access|license|"
-    r"hmac|otp)$|^[a-z]*(?:key|auth|session|signature|cookie|salt|nonce|bearer|jwt|dsn)$"
+    r"hmac|otp)$|^[a-z]*(?:key|auth|session|signature|cookie|salt|nonce|bearer|jwt|dsn)$|^[\w.\-]*sess(?:ion)?[_\-]?id$"
 )
 # Cheap pre-test: a name holds one of these (lower-cased) before the regexes above are tried.
 HINTS = ("pass", "pw", "pin", "otp", "seed", "code", "secret", "token", "key", "cred", "string", "auth", "session", "sid", "sig", "cookie", "salt",
          "nonce", "bearer", "jwt", "dsn", "cert", "psk", "sas", "pat", "access", "license", "hmac", "otp", "pin",
          "contrase", "senha", "parol", "пароль", "密", "口令", "パスワード", "비밀번호", "has", "sifre", "şifre", "clave",
-         "geheim", "segre", "wacht", "kennw", "mot", "heslo", "jelsz", "l\u00f6senord", "losenord", "salasana", "adgangs")
+         "geheim", "segre", "wacht", "kennw", "mot", "heslo", "jelsz", "l\u00f6senord", "losenord", "salasana", "adgangs",
+         "lozinka", "geslo", "parool", "slapta", "κωδικ", "συνθηματ", "סיסמ", "كلمة", "पासवर्ड", "kh", "รหัส", "sandi",
+         "katalaluan", "jeton", "токен", "秘", "トークン", "シークレット", "토큰", "비밀", "chiave", "schl", "cl", "palavra",
+         "contrasenya", "sess")
 
 PLACEHOLDER = re.compile(
     r"^(?:\*+|x+|\.+|<[^>]*>|\{\{[^}]*\}\}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\([a-z_]+\)s|%[A-Za-z_]+%|none|null|nil|"
@@ -59,7 +67,8 @@ PLACEHOLDER = re.compile(
 _KINDS = [
     (re.compile(r"(?i)private"), "private-key"),
     (re.compile(r"(?i)pass|pwd|pw$|bindpw|rootpw|psk|authtok|contrase|senha|parol|has[łl]o|sifre|şifre|пароль|密|口令"
-                r"|パスワード|비밀번호|wacht|kennw|mot.?de.?passe|heslo|jelsz|l[öo]senord|salasana|adgangs|clave"), "password"),
+                r"|パスワード|비밀번호|wacht|kennw|mot.?de.?passe|heslo|jelsz|l[öo]senord|salasana|adgangs|clave|lozinka|geslo"
+                r"|slapta|κωδικ|סיסמ|كلمة|पासवर्ड|kh[aẩ]u|รหัสผ่าน|sandi|katalaluan"), "password"),
     (re.compile(r"(?i)secret|geheim|segre"), "secret"),
     (re.compile(r"(?i)token"), "token"),
     (re.compile(r"(?i)api.?key"), "api-key"),
@@ -96,7 +105,7 @@ def classify(name: str) -> str | None:
     return None
 
 
-_NOT_SECRET_VALUE = re.compile(r"^(?:[\d.,:\-+TZ ]+|[~.]?/\S*|\w+://\S*|[a-z]+(?:[_\-][a-z]+)*)$")
+_NOT_SECRET_VALUE = re.compile(r"^(?:[\d.,:\-+TZ ]+|[~.]?/\S*|\w+://\S*|[a-z]+(?:[_\-][a-z]+)*|[a-z]+(?:[_\-.][a-z0-9]+)+)$")
 
 
 def secretish(value: str) -> bool:
@@ -118,5 +127,7 @@ def is_secret_value(name: str, value: str) -> bool:
     if kind == "secret":
         if name.lower() == "pwd" and value.startswith(("/", "~")):
             return False  # the shell's working directory, not a password
+        if name.lower() in ("pass", "pw") and value.strip().isdigit() and len(value.strip()) < 6:
+            return False  # a test report's `pass=3 fail=0`
         return bool(value.strip()) and not PLACEHOLDER.match(value.strip())
     return kind == "maybe" and secretish(value)

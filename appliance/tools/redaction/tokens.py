@@ -171,8 +171,23 @@ def redact_tokens(text: str) -> str:
         for match in regex.finditer(text):
             start, end = _span(match)
             if not _skip(text, start, end):
-                spans.append((start, end, kind))
+                spans.append((*to_token_ends(text, start, end), kind))
     return mask_spans(text, spans)
+
+
+_TAIL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
+_HEAD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def to_token_ends(text: str, start: int, end: int) -> tuple[int, int]:
+    """A matched token's span grown to the whole run of token characters around it: a rule that
+    knows a token's first 20 characters must not leave its last 14 showing after the marker."""
+    size = len(text)
+    while end < size and (text[end] in _TAIL or text[end] == "." and end + 1 < size and text[end + 1] in _HEAD):
+        end += 1
+    while start > 0 and text[start - 1] in _HEAD:
+        start -= 1
+    return start, end
 
 
 # --- random-looking bare tokens, and base64 that decodes to a credential ----------------------------
