@@ -77,14 +77,16 @@ class Question:
                 "names": list(self.names), "families": list(self.families), "by": self.source}
 
     def relabelled(self, asks: Asks, resource: Resource, fault: bool, known: Sequence[str] = ()) -> "Question":
-        """The same question with the labels the model chose, where the words left them open: what
-        is asked when the words fell back to a default, the resource when they named none, a fault
-        when they reported none (a kind the words are sure of stands: on this project's machines a
-        1.5B model picks the first label of a list far more often than the words are wrong).
+        """The same question with the labels the model chose where the words left them open: the
+        thing a which-question asks for when no word named it, the resource when they named none,
+        a fault in a complaint whose words report none. Elsewhere the words stand: on the labelled
+        questions (tests/data/questions, docs/engine.md) Qwen 1.5B moved explanations to "process"
+        and plain facts to faults far more often than the words were wrong.
         The resource's families join the families its words name (`known`: those that exist)."""
-        asks = self.asks if self.sure or asks is Asks.OUT_OF_SCOPE else asks
+        asks = asks if not self.sure and self.form == WHICH and asks in THINGS else self.asks
         resource = self.resource if self.resource is not Resource.NONE else resource
-        fault = (self.fault or fault) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
+        complaint = self.asks is Asks.EXPLANATION and not self.trouble
+        fault = (self.fault or (fault and complaint)) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
         families = with_resource(self.families, resource, known)
         return replace(self, asks=asks, resource=resource, fault=fault, families=families, source="model",
                        form=form_of(asks, self.form), ranking=self.ranking and asks in THINGS,
