@@ -67,6 +67,7 @@ MACHINE_FILES = {
     "test_redact_cmdline_live.py": "plants processes with passwords on their command lines, a CPU hog and a memory "
                                    "hog that must be listed by top_processes and memory_report",
     "test_threads.py": "chooses threads from the cores that are idle machine-wide",
+    "test_small_mends.py": "listens on a loopback port (a model server that hangs), which the host's socket readings see",
     "test_analyzers_app_folder.py": "gathers the first step's evidence over the whole machine (its analyzers) "
                                     "for a named application folder",
     "test_port_fit.py": "plants a real listener and gathers the first step's evidence over the whole machine",

@@ -1,4 +1,4 @@
-"""Well-known secret files are refused by name through the one path policy (planted copies under a
+"""Well-known secret files are refused by name through the one path policy (etc_tree copies under a
 temporary root laid out like /etc), and a file that is mostly secrets is refused whole by content,
 whatever its name. The walkers never name them either."""
 
@@ -32,7 +32,7 @@ ORDINARY_FILES = ["etc/ppp/options", "etc/postfix/main.cf", "etc/openvpn/server.
 
 
 @pytest.fixture
-def planted(tmp_path: Path) -> Path:
+def etc_tree(tmp_path: Path) -> Path:
     for rel in (*SECRET_FILES, *ORDINARY_FILES):
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -40,27 +40,27 @@ def planted(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_every_listed_secret_file_is_refused_by_the_path_policy(planted):
-    registry = build_registry(ToolContext(policy=PathPolicy.confined([planted])))
+def test_every_listed_secret_file_is_refused_by_the_path_policy(etc_tree):
+    registry = build_registry(ToolContext(policy=PathPolicy.confined([etc_tree])))
     shown = []
     for rel in SECRET_FILES:
-        got = registry.call("read_file", {"path": str(planted / rel)})
+        got = registry.call("read_file", {"path": str(etc_tree / rel)})
         if got["status"] != "denied":
             shown.append(rel)
         assert secret_reason(f"/{rel}") is not None, rel  # and at its real place
     assert shown == []
     for rel in ORDINARY_FILES:
-        got = registry.call("read_file", {"path": str(planted / rel)})
+        got = registry.call("read_file", {"path": str(etc_tree / rel)})
         assert got["status"] == "ok", (rel, got)
 
 
-def test_walkers_know_each_secret_file_from_its_folder_and_name(planted):
+def test_walkers_know_each_secret_file_from_its_folder_and_name(etc_tree):
     """A walk sums them without opening them (dir_sizes' and largest_files' `secret_child`)."""
     for rel in SECRET_FILES:
-        parent, _, name = f"{planted}/{rel}".rpartition("/")
+        parent, _, name = f"{etc_tree}/{rel}".rpartition("/")
         assert secret_child(parent, name) or secret_reason(parent) is not None, rel
     for rel in ORDINARY_FILES:
-        parent, _, name = f"{planted}/{rel}".rpartition("/")
+        parent, _, name = f"{etc_tree}/{rel}".rpartition("/")
         assert not secret_child(parent, name), rel
 
 

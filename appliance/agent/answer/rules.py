@@ -139,8 +139,9 @@ def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) 
     process has the most threads?") is answered by the top of the ranking, fault or not, and so is
     a which-question about a symptom the person reports ("something is opening tons of
     connections, what is it?") by naming the process the symptom's verdict ranks first."""
-    if not seeks_fault(question) or asks_ranking(question) or evidence.looks or evidence.places \
-            or not verdicts_clear(evidence):
+    if_so_which = is_conditional(question) and as_question(question).says_which  # the settled-no rule's
+    if not seeks_fault(question) or asks_ranking(question) or if_so_which or evidence.looks \
+            or evidence.places or not verdicts_clear(evidence):
         return None
     if question_form(question) == WHICH and not is_conditional(question) and evidence.topics \
             and names_first_ranked(answer, {}, evidence.findings, evidence.topics[0]):
