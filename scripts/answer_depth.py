@@ -1,6 +1,7 @@
-"""The answer path's import depth inside appliance/agent/: the longest chain of imports from the
-finish path (agent/finishing.py) through agent modules, measured with grimp (the library
-import-linter uses). Issue 31 asks for at most 4 modules.
+"""The answer path's import depth: the longest chain of imports from the finish path
+(agent/finishing.py) through the answer path's modules (agent/answer/*), and, for comparison,
+through every agent module (the question's reading and the evidence below it), measured with grimp
+(the library import-linter uses). Issue 31 asks for at most 4 modules on the answer path.
 
     .venv/bin/python scripts/answer_depth.py [START]
 """
@@ -17,16 +18,17 @@ def main(argv: list[str]) -> int:
     start = argv[1] if len(argv) > 1 else "appliance.agent.finishing"
     graph = grimp.build_graph("appliance")
 
-    def inside(module: str) -> bool:
-        return module.startswith("appliance.agent.") and not module.endswith("__init__")
+    def chain_within(prefix: str) -> tuple[str, ...]:
+        @functools.cache
+        def longest(module: str) -> tuple[str, ...]:
+            below = [longest(m) for m in graph.find_modules_directly_imported_by(module)
+                     if m.startswith(prefix) and not m.endswith("__init__")]
+            return (module, *max(below, key=len, default=()))
+        return longest(start)
 
-    @functools.cache
-    def longest(module: str) -> tuple[str, ...]:
-        below = [longest(m) for m in graph.find_modules_directly_imported_by(module) if inside(m)]
-        return (module, *max(below, key=len, default=()))
-
-    chain = longest(start)
-    print(f"{len(chain)} modules deep: " + " -> ".join(m.removeprefix("appliance.agent.") for m in chain))
+    for name, prefix in (("answer path", "appliance.agent.answer."), ("all of agent/", "appliance.agent.")):
+        chain = chain_within(prefix)
+        print(f"{name}: {len(chain)} modules deep: " + " -> ".join(m.removeprefix("appliance.agent.") for m in chain))
     return 0
 
 

@@ -186,3 +186,13 @@ def test_pure_tui_modules_do_not_import_textual():
             "appliance.tui.history_source, appliance.tui.export, appliance.tui.system_sampler, "
             "appliance.tui.loading; assert 'textual' not in sys.modules, 'textual imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_what_the_machine_or_the_database_wrote_reaches_the_screen_without_control_sequences():
+    """A stored answer, evidence line or result value cannot retitle the window or clear the screen."""
+    from appliance.tui.render import answer_markdown
+
+    shown = answer_markdown(answer="disk full\x1b]0;pwned\x07 on /srv\x1b[2J", evidence=["line \x1b[31mred"],
+                            result={"path": "/srv/\x1b[1mx"}, error="boom\x9b2J")
+    assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
+    assert "disk full on /srv" in shown and "line red" in shown

@@ -6,6 +6,8 @@ export command of the history panel.
 
 from __future__ import annotations
 
+from appliance.errors import terminal_safe
+
 import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -83,6 +85,9 @@ def answer_markdown(
 
     heading=False leaves the title out (the TUI puts it in the answer box's border instead).
     """
+    # what the machine, the model or the database wrote reaches the terminal without control sequences
+    answer, error = terminal_safe(answer), terminal_safe(error)
+    evidence = [terminal_safe(item) for item in evidence]
     parts: list[str] = []
     if heading:
         parts.append(f"## {answer_title(status)}")
@@ -99,7 +104,8 @@ def answer_markdown(
         parts.append("\n".join(f"- {item}" for item in evidence))
     if result:
         parts.append("### Result" if heading else "**Result**")
-        parts.append("```json\n" + json.dumps(dict(result), indent=2, ensure_ascii=False, default=str) + "\n```")
+        shown = json.dumps(dict(result), indent=2, ensure_ascii=False, default=str)
+        parts.append("```json\n" + terminal_safe(shown) + "\n```")
     return "\n\n".join(parts) + "\n"
 
 

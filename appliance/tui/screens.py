@@ -18,6 +18,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import Worker
 
+from appliance.errors import terminal_safe
 from appliance.tui import messages as msg
 from appliance.tui.history_source import HistorySource, RunReplay, RunRow, format_when
 from appliance.tui.render import short_status, status_words
@@ -36,7 +37,7 @@ class AskUserScreen(ModalScreen["str | None"]):
     def compose(self) -> ComposeResult:
         with Vertical(id="ask-dialog"):
             yield Static("The agent asks you:", classes="dialog-title")
-            yield Static(Text(self.question), id="ask-question")
+            yield Static(Text(terminal_safe(self.question)), id="ask-question")
             yield Input(placeholder="Your reply (Enter sends, Esc skips)", id="ask-reply")
 
     def on_mount(self) -> None:
@@ -105,7 +106,7 @@ class HistoryScreen(Screen[None]):
                 format_when(row.started_at, now),
                 short_status(row.status),
                 str(row.steps),
-                Text(row.question),
+                Text(terminal_safe(row.question)),
                 key=row.run_id,
             )
 
@@ -224,7 +225,7 @@ class ModelMissingScreen(Screen[None]):
 
     def show_failure(self, error: str) -> None:
         self.pulling = False
-        self.query_one("#pull-status", Static).update(Text(f"Pull failed: {error}", style="bold red"))
+        self.query_one("#pull-status", Static).update(Text(f"Pull failed: {terminal_safe(str(error))}", style="bold red"))
 
 
 class ModelErrorScreen(Screen[None]):

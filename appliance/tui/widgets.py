@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Collapsible, Markdown, ProgressBar, Sparkline, Static
 
+from appliance.errors import terminal_safe
 from appliance.tui.render import (
     StatusState,
     answer_markdown,
@@ -95,13 +96,13 @@ class StepCard(Vertical):
         """A raw piece of the model's JSON: show only the thought (or reflection reason) text."""
         if kind == "reflection":
             if self._reflection_stream.feed(text):
-                self._reflection.update(Text(f"reflecting: {self._reflection_stream.text}"))
+                self._reflection.update(Text(f"reflecting: {terminal_safe(self._reflection_stream.text)}"))
                 self._reflection.display = True
             return
         new = self._thought_stream.feed(text)
         if new:
             self.thought += new
-            self._thought.update(Text(self.thought))
+            self._thought.update(Text(terminal_safe(self.thought)))
 
     def set_waiting(self, text: str) -> None:
         """What the step waits for before its first token (prompt evaluation progress)."""
@@ -110,7 +111,7 @@ class StepCard(Vertical):
 
     def set_thought(self, thought: str) -> None:
         self.thought = thought
-        self._thought.update(Text(thought) if thought else Text("(no thought)", style="dim"))
+        self._thought.update(Text(terminal_safe(thought)) if thought else Text("(no thought)", style="dim"))
 
     def set_action(self, action: str, action_input: Mapping[str, Any] | None) -> None:
         line = Text()
@@ -125,7 +126,7 @@ class StepCard(Vertical):
         self._action.display = True
 
     def add_observation(self, status: str, summary: str, text: str, cached: bool = False) -> None:
-        self._observation_text.update(Text(text or "(empty)"))
+        self._observation_text.update(Text(terminal_safe(text) or "(empty)"))
         self._observation.title = observation_title(status, summary, cached)
         self._observation.collapsed = should_fold(text) or self.step == 0
         self._observation.add_class(f"status-{status}")
@@ -144,7 +145,7 @@ class StepCard(Vertical):
 
     def add_note(self, text: str, kind: str = "note") -> None:
         self.notes.append(text)
-        self._notes.update(Text("\n".join(self.notes)))
+        self._notes.update(Text(terminal_safe("\n".join(self.notes))))
         self._notes.display = True
 
 

@@ -18,114 +18,12 @@ from appliance.agent.question.question import Question, as_question
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.checks import says_all_clear
+from appliance.agent.answer.said import (_NEGATION, _YES, FAULT_CLAIMS, NAMED_PROCESS, affirms, asserts, claims,
+                                         claims_any_fault, claims_fault, clauses, denies_all, named_processes,
+                                         names_a_problem, names_any, names_process, problems_for, says_all_clear,
+                                         SELF_MARKERS, _SELF_WORDS)
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
-
-# What an answer says when it claims the family's fault. General words of the fault, not of any one case.
-FAULT_CLAIMS: Mapping[str, re.Pattern] = {
-    family: re.compile(pattern, re.I) for family, pattern in {
-        "cpu": r"\bhog\w*\b|\b(?:cpu|processor)\b[^.;]*\b(?:saturat\w*|overload\w*|maxed|pegged|100 ?%)"
-               r"|\bhigh (?:cpu|load)\b",
-        "memory": r"\bout of memory\b|\bmemory (?:leak|pressure|exhaust\w*)\b|\b(?:ram|memory) is (?:full|exhausted|low)\b",
-        "swap": r"\bswapping\b|\bswap (?:storm|thrash\w*)\b|\bthrash\w*\b",
-        "filesystem_full": r"\b(?:disk|filesystem|file system|partition|drive|volume|root|mount|director\w*|folder)\b"
-                           r"[^.;]{0,40}\b(?:is |are )?(?:full|out of space|almost full|nearly full)\b|\bno space left\b"
-                           r"|\bout of (?:disk )?space\b|\bfill(?:s|ing)? up\b|\babout to fill\b|\brunning out of space\b"
-                           r"|/[\w./@+-]+ (?:is|are) (?:almost |nearly )?full\b",
-        "inodes": r"\binodes?\b[^.;]{0,40}\b(?:exhaust\w*|full|used up|run out|ran out)\b"
-                  r"|\bout of (?:free )?inodes\b",
-        "readonly_fs": r"\bread[- ]only\b",
-        "zombies": r"\bzombies?\b",
-        "disk_io": r"\b(?:disk|i/o|io)\b[^.;]{0,30}\b(?:saturat\w*|overload\w*|bottleneck|100 ?% busy)\b",
-        "deleted_open": r"\bdeleted\b[^.;]{0,40}\b(?:open|held|holding)\b",
-        "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b"
-                      r"|\b(?:near|close to|at|reach\w*) (?:its|the|their) (?:open[- ]files? )?limit\b",
-        "threads": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?threads\b",
-        "connections": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?"
-                       r"(?:network )?connections\b",
-        "log_errors": r"\b(?:shows?|showing|has|have|had|reports?|reported|contains?|logged|logs|lists?) "
-                      r"(?:\w+ ){0,2}(?:errors?|failures?)\b",
-        "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
-        "disk_usage": r"\b(?:takes?|taking|uses?|using|eats?|eating|fills?|filling|holds?|holding)\b[^.;]{0,30}"
-                      r"\b(?:much more|far more|most of|the bulk|more than (?:the |all )?others)\b",
-        "config": r"\b(?:invalid|wrong|bad|malformed|incorrect) (?:\w+ ){0,2}(?:settings?|values?|options?|ports?|config\w*)\b"
-                  r"|\b(?:settings?|values?|options?|parameters?|port)\b[^;]{0,120}?\b(?:is|are) "
-                  r"(?:invalid|wrong|malformed|incorrect|out of range)\b"
-                  r"|\b(?:settings?|values?|options?|port) (?:is |are )?(?:invalid|wrong|out of range|not valid)\b"
-                  r"|\bmisconfigur\w*|\bout of range\b"
-                  # a setting by its own name ("`listen_port` … is invalid"): config verdicts exist
-                  # only for a file the question named, so the subject is one of its settings
-                  r"|\b(?:is|are) (?:invalid|malformed|incorrect|not valid)\b",
-    }.items()
-}
-# Words that claim more of a resource than is normal, whatever the family's own phrases.
-_EXCESS = re.compile(r"\b(?:unusual\w*|excessive\w*|abnormal\w*|too much|a lot of|hogg?\w*|high)\b", re.I)
-_NOUNS = {"cpu": r"\b(?:cpu|processor)\b", "memory": r"\b(?:memory|ram)\b", "disk_io": r"\b(?:i/o|io|disk writes?)\b"}
-_YES = re.compile(r"^\W*yes\b", re.I)
-
-SELF_MARKERS = ("(appliance itself)", "this appliance (the assistant itself")
-_SELF_WORDS = re.compile(r"\bappliance itself\b|\bthis appliance\b", re.I)
-
-
-_NEGATION = re.compile(r"\b(?:no|not|none|nothing|never|without|neither|nor)\b|n't\b", re.I)
-# A clause ends at ; or at . ! ? before a space or the end: the dot of relay.conf, 0.5 or 1.5 GiB
-# is inside a clause, not its end.
-_CLAUSES = re.compile(r"(?:[^.;!?]|[.!?](?=\S))+")
-
-
-def clauses(text: str) -> list[str]:
-    return [c.strip() for c in _CLAUSES.findall(text) if c.strip()]
-
-
-def asserts(clause: str, pattern: re.Pattern) -> bool:
-    """The clause asserts `pattern`: it matches, with no negation before the match's end ("the
-    disk is not full" does not; "listen_port is invalid because it is not in range" does)."""
-    match = pattern.search(clause)
-    return match is not None and not _NEGATION.search(clause[: match.end()])
-
-
-def claims(text: str, pattern: re.Pattern) -> bool:
-    """True when a clause of `text` asserts `pattern` (a clause that negates it does not)."""
-    return any(asserts(c, pattern) for c in clauses(text))
-
-
-# Words of a reported error: a clause with one is not a denial even when it says "not" ("could not
-# open stock.db: database disk image is malformed").
-_ERROR_WORDS = re.compile(r"(?i:\b(?:could not|couldn't|cannot|can't|refused|denied|malformed|corrupt\w*|failed|"
-                          r"unreachable|timed out|permissions?|privileges?|access\w* (?:is |was )?(?:denied|refused)|"
-                          r"not (?:allowed|permitted|running|listening|responding|reachable|writable|readable|accessible)"
-                          r"|(?:does|do|did)\s*(?:not|n't) have (?:the )?(?:necessary |required |enough )?"
-                          r"(?:rights|access))\b)|\bERROR\b|\bFATAL\b|\[Errno")
-
-
-def denies_all(answer: str) -> bool:
-    """The answer says nothing is wrong: an all-clear phrase, or only negated fault claims, and
-    no clause that reports an error (an error line, "cannot", "permission", "not running")."""
-    if says_all_clear(answer):
-        return True
-    negated = [c for c in clauses(answer) if _NEGATION.search(c) and not _ERROR_WORDS.search(c)
-               and not any(asserts(c, p) for p in FAULT_CLAIMS.values())]
-    asserted = [c for c in clauses(answer) if c not in negated]
-    if any(_ERROR_WORDS.search(c) for c in asserted):
-        return False  # it reports an error ("… [Errno 13] Permission denied: '/srv/x'")
-    return bool(negated) and not any(p.search(c) for c in asserted for p in FAULT_CLAIMS.values())
-
-
-def claims_fault(text: str, family: str) -> bool:
-    """The text asserts this family's fault: its own phrases, or excess words beside its noun."""
-    pattern = FAULT_CLAIMS.get(family)
-    if pattern is not None and claims(text, pattern):
-        return True
-    noun = _NOUNS.get(family)
-    return noun is not None and any(_EXCESS.search(c) and re.search(noun, c, re.I) and not _NEGATION.search(c)
-                              for c in clauses(text))
-
-
-def claims_any_fault(text: str) -> bool:
-    """The text asserts the fault of some family (claims_fault of any of them)."""
-    return any(claims_fault(text, family) for family in FAULT_CLAIMS)
-
 
 def yes_no_fit(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
                family: str | None, question: "Question | str | None" = None) -> tuple[str | None, tuple[str, ...]]:
@@ -184,27 +82,10 @@ def all_clear_drops(answer: str, result: Mapping[str, Any], findings: Sequence[F
     return tuple(culprits + claims)
 
 
-_QUESTION_HEAD = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|will|should)\b\s*", re.I)
-_WORDS = re.compile(r"[a-z0-9]+")
-
-
-def affirms(answer: str, question: "Question | str") -> bool:
-    """The answer to a yes/no question says yes: it begins with "yes", or a clause of it repeats the
-    question's last words ("… is about to fill up" for "is /srv about to fill up?") without a
-    negation."""
-    if _YES.search(answer):
-        return True
-    tail = _WORDS.findall(_QUESTION_HEAD.sub("", as_question(question).text.lower()))[-3:]
-    if len(tail) < 3:
-        return False
-    phrase = " ".join(tail)
-    return any(phrase in " ".join(_WORDS.findall(c.lower())) and not _NEGATION.search(c) for c in clauses(answer))
-
-
 def place_fit(answer: str, question: "Question | str", places: Sequence[Finding]) -> Misfit | None:
     """For a yes/no question about a place the checks judged fine: a "yes" contradicts them."""
     fine = [f for f in places if not f.is_problem]
-    if not fine or any(f.is_problem for f in places) or not affirms(answer, question):
+    if not fine or any(f.is_problem for f in places) or not affirms(answer, as_question(question).text):
         return None
     return _contradicts(fine[0], 200)
 
@@ -212,17 +93,6 @@ def place_fit(answer: str, question: "Question | str", places: Sequence[Finding]
 def _contradicts(finding: Finding, room: int) -> Misfit:
     """The answer says what `finding`, a verdict of the checks, denies (or denies what it found)."""
     return Misfit(Kind.CONTRADICTS, f"[contradicts-check: {finding.line()[:room]}]", finding, own="[contradicts-check]")
-
-
-def names_a_problem(stated: str, findings: Sequence[Finding]) -> bool:
-    """The text names what a problem finding names (its culprit, pid or path), in any family."""
-    problems = [f for f in findings if f.is_problem]
-    return bool(problems) and misses_culprit(stated, {}, problems) is None
-
-
-def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:
-    wanted = set(families)
-    return [f for f in findings if f.family in wanted and f.is_problem]
 
 
 def check_agreement(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
@@ -268,32 +138,13 @@ def misses_culprit(answer: str, result: Mapping[str, Any], problems: Sequence[Fi
     in a way that names them."""
     if not problems:
         return None
-    stated = " ".join([answer, *(str(v) for v in result.values())]).lower()
-    for finding in problems:
-        names = [str(x).lower() for x in (finding.culprit, finding.pid, finding.path) if x not in (None, "")]
-        if any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)", stated) for n in names):
-            return None
+    if names_any(" ".join([answer, *(str(v) for v in result.values())]), problems):
+        return None
     return f"[misses-the-check: {problems[0].line()[:200]}]"
 
 
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
 _OTHER_RESOURCE = re.compile(r"\b(?:cpu|cores?|processors?|memory|ram|swap|load|threads?|connections?|inodes?)\b", re.I)
-
-
-# A process a verdict names in prose: "the top consumer is cachehoard (pid 4242)".
-NAMED_PROCESS = re.compile(r"([\w.\-:]{2,}) \(pid (\d+)\)")
-
-
-def named_processes(findings: Iterable[Finding]) -> list[str]:
-    """The processes the verdicts name in prose, in order, each once."""
-    return list(dict.fromkeys(m.group(1) for f in findings for m in NAMED_PROCESS.finditer(f.verdict)))
-
-
-def names_process(stated: str, name: str, pid: object) -> bool:
-    """The text names the process: its name as a whole word, or its pid."""
-    text = stated.lower()
-    return bool(name and re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", text)) \
-        or bool(pid and re.search(rf"\b{pid}\b", text))
 
 
 def first_ranked(findings: Sequence[Finding], topic: str | None) -> tuple[Finding, str, str] | None:

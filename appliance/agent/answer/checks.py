@@ -14,57 +14,14 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.agent.answer.said import (ALL_CLEAR, CULPRIT_FIELDS, _norm_words, claims_problem, copies, normalized,
+                                         number_forms, quantities, says_all_clear)
 from appliance.analyzers.base import Finding
 
 # Fields that must be copied exactly from an observation, and those that may be phrased freely
 # (then at least one of their words or numbers must come from an observation).
 EXACT_FIELDS = ("process", "pid", "path", "port")
 LOOSE_FIELDS = ("culprit", "value", "error")
-
-# Ways a short answer says "nothing is wrong". Loose about phrasing but without bare words like
-# "free" or "ok": a model that copies the prompt's example ("only 0.2 GB free") must not read as an
-# all-clear. Shared with the evaluation's scorer (appliance/eval/scoring.py).
-ALL_CLEAR = re.compile(
-    r"\bno\s+(?:[\w-]+\s+){0,3}?(?:errors?|problems?|issues?|faults?|failures?|process(?:es)?|files?|culprit|one|"
-    r"listeners?|services?|programs?|anomal\w*|unusual\w*|signs?|evidence|abnormal\w*)\b"
-    r"|\bnothing\b|\bnone\b|\bnot\s+(?:[\w-]+\s+){0,3}?(?:listening|running|in use|used|found|unusual\w*|large|"
-    r"abnormal\w*|wrong|failing|open|bound)\b"
-    r"|\b(?:did|does|do|was|were|is|are)(?: not|n't)\s+(?:[\w-]+\s+){0,2}?(?:report|show|contain|find|have|log|see)\w*"
-    r"\s+(?:[\w-]+\s+){0,1}?(?:errors?|problems?|issues?|failures?)\b"
-    r"|\b(?:isn't|aren't|wasn't|weren't|no one)\b"
-    r"|\b(?:port|it)(?: \d+)? is (?:free|unused|available|closed)\b"
-    r"|\b(?:healthy|normal(?:ly)?|fine|clean|successful(?:ly)?|succeeded)\b"
-    r"|\b(?:0|zero) (?:errors?|failures?)\b",
-    re.IGNORECASE,
-)
-# Words that claim a problem; an all-clear answer has none left once its all-clear clauses are out.
-_PROBLEM_CLAIM = re.compile(
-    r"\b(?:errors?|fail\w*|wrong|crash\w*|denied|refused|exceed\w*|killed|full|high|large\w*|uses?|using|"
-    r"listens?|listening|hog\w*|leak\w*|slow\w*|stuck|malformed|invalid|missing|cause[sd]?|because)\b|\d%|\d %"
-    , re.IGNORECASE,
-)
-# Result fields that name a culprit; a no-fault control must leave them empty (also the eval's rule).
-CULPRIT_FIELDS = ("culprit", "process", "pid")
-# An all-clear phrase up to the end of its clause; "because", "but", "although" … begin another
-# ("nothing listens on port 5432 because the log shows errors" claims the errors).
-_CLAUSE_START = r"\b(?:because|but|although|though|whereas|yet)\b"
-_ALL_CLEAR_CLAUSE = re.compile(f"(?:{ALL_CLEAR.pattern})(?:(?!{_CLAUSE_START})[^.;,])*", re.IGNORECASE)
-
-
-def claims_problem(text: str) -> bool:
-    """The text uses a word that claims a problem (an error, a failure, something full or high…)."""
-    return _PROBLEM_CLAIM.search(text) is not None
-
-
-def says_all_clear(answer: str) -> bool:
-    """True when the answer says nothing is wrong and claims no problem anywhere else (each
-    all-clear phrase is removed up to the end of its clause before looking for problem words:
-    "no process is using port 4242" is all clear, "X uses 99% CPU; no errors in the log" is not)."""
-    if not ALL_CLEAR.search(answer):
-        return False
-    rest = re.sub(_CLAUSE_START, " ", _ALL_CLEAR_CLAUSE.sub(" ", answer), flags=re.IGNORECASE)
-    return not _PROBLEM_CLAIM.search(rest)
-
 
 REFUSAL = re.compile(
     r"\b(i\s+(cannot|can't|can\s*not|am\s+unable|am\s+not\s+able|don't\s+have\s+access|do\s+not\s+have\s+access)"
@@ -75,32 +32,6 @@ _VALUE = re.compile(r"=(\"[^\"]*\"|[^\s,\]\[]+)")
 _PATH = re.compile(r"(?<![\w])(/[\w.@+\-]+(?:/[\w.@+\-]*)*)")
 _WORD = re.compile(r"[A-Za-z0-9_./@+:%-]+")
 _TRIVIAL = {"yes", "no", "-", "?", "0", "0.0", "none", "true", "false", "ok", "root", "/", "", "s", "r"}
-
-
-# A number with its unit in prose ("up 13 h 20 min", "12.0 MiB free"), in one spelling whatever
-# the observation or the answer wrote ("13 hours and 20 minutes" states the same two quantities).
-_UNIT_NAMES = {"h": ("h", "hr", "hrs", "hour", "hours"), "min": ("min", "mins", "minute", "minutes"),
-               "s": ("s", "sec", "secs", "second", "seconds"), "d": ("d", "day", "days"),
-               "ms": ("ms", "millisecond", "milliseconds"), "KiB": ("KiB",), "MiB": ("MiB",), "GiB": ("GiB",),
-               "TiB": ("TiB",)}
-_UNITS = {name.lower(): unit for unit, names in _UNIT_NAMES.items() for name in names}
-_QUANTITY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![\w])",
-                       re.IGNORECASE)
-
-
-def quantities(text: str) -> set[str]:
-    """The non-zero quantities with a unit the text states, as "13 h", "20 min", "12.0 mib"."""
-    return {f"{number} {_UNITS[unit.lower()]}".lower() for number, unit in _QUANTITY.findall(text)
-            if float(number) != 0}
-
-
-def number_forms(number: str) -> set[str]:
-    """The ways an answer may state an observed number: as written and, for a decimal, cut or
-    rounded to a whole number (a model writes 97% for cpu_pct=97.0 and 26% for 25.6% used)."""
-    forms = {number}
-    if re.fullmatch(r"\d+\.\d+", number):
-        forms |= {number.split(".")[0], str(round(float(number)))}
-    return forms
 
 
 def observed_facts(bodies: Iterable[str]) -> set[str]:
@@ -206,35 +137,6 @@ class Verdict:
         if self.problem is None or self.kind is None:
             return None
         return Misfit(self.kind, self.problem, self.finding, own=self.own, invented=self.invented, rule=self.rule)
-
-
-def _norm_words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def copies(answer: str, texts: Iterable[str], run: int = 5) -> bool:
-    """True when the answer repeats one of `texts` (the prompt's example answer, an earlier
-    rejection, a note): the whole answer is inside one of them, or `run` words in a row are.
-    SmolLM2 answered with the rejection message itself; Qwen 0.5B with the worked example."""
-    words = _norm_words(answer)
-    if not words:
-        return False
-    for text in texts:
-        other = " ".join(_norm_words(text))
-        if not other:
-            continue
-        if len(words) < run:
-            if len(words) >= 3 and " ".join(words) in other:
-                return True
-            continue
-        if any(" ".join(words[i : i + run]) in other for i in range(len(words) - run + 1)):
-            return True
-    return False
-
-
-def normalized(answer: str) -> str:
-    """An answer in a form where retyped spacing or case does not make it new."""
-    return " ".join(_norm_words(answer))
 
 
 MAIN_FIELDS = ("culprit", "process")

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.agreement import affirms, claims_any_fault, denies_all, names_a_problem
-from appliance.agent.answer.checks import number_forms
+from appliance.agent.answer.said import affirms, claims_any_fault, denies_all, names_a_problem, number_forms
 
 from appliance.agent.question.question import (AMOUNT_FORM as AMOUNT, OPEN, WHICH, WHY, YES_NO_FORM as YES_NO,
                                             Question, as_question, asks_ranking, is_conditional, question_form,

@@ -16,8 +16,8 @@ from appliance.agent.question.question import Question, as_question
 import re
 from typing import Any, Mapping, Sequence
 
-from appliance.agent.answer.agreement import clauses, denies_all, names_process
-from appliance.agent.answer.fit import WHICH, question_form
+from appliance.agent.answer.said import clauses, denies_all, names_process
+from appliance.agent.question.question import WHICH, question_form
 from appliance.agent.evidence import LISTENING, PORT_NAMED
 from appliance.analyzers.base import Finding
 

@@ -26,6 +26,7 @@ from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.question.question import Question, as_question
 from appliance.agent.evidence import GENERAL_FAMILIES, LOGS, STORAGE_FAMILIES, Evidence
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
+from appliance.agent.answer.settled import answers_unasked_which, settled_clear, verdicts_clear
 from appliance.analyzers.base import Finding
 
 NO_FACT = "[no-observed-fact-named]"
@@ -51,23 +52,6 @@ class AnswerContext:
     rejected: Iterable[str] = ()
 
 
-def verdicts_clear(evidence: Evidence) -> bool:
-    """The checks judged the question's fault families (the general ones when it names none) and
-    found nothing wrong there nor at the places it names: an all-clear answer rests on those
-    verdicts. Inventory families (listening ports, uptime) judge no fault, so back no all-clear."""
-    families = [f for f in evidence.topics or GENERAL_FAMILIES if f in FAULT_CLAIMS]  # families that judge a fault
-    judged = [f for f in evidence.findings if f.family in families]
-    return bool(judged) and not problems_for(evidence.findings, families) \
-        and not any(f.is_problem for f in evidence.places)
-
-
-def settled_clear(evidence: Evidence) -> bool:
-    """The checks judged what the question is about and found nothing wrong: its fault families
-    (verdicts_clear) and, when it names places, those places themselves (a place looked at but
-    given no verdict is not judged)."""
-    return verdicts_clear(evidence) and (not evidence.looks or bool(evidence.places))
-
-
 def unbacked_culprits(result: Mapping[str, Any], question: "Question | str", evidence: Evidence) -> tuple[str, ...]:
     """The culprit fields (culprit, process, pid) no verdict backs: where the checks judged the
     question's fault families and its places and found nothing wrong, a field that names something
@@ -79,19 +63,6 @@ def unbacked_culprits(result: Mapping[str, Any], question: "Question | str", evi
         return ()
     keys = ("culprit",) if asks_ranking(question) else CULPRIT_FIELDS
     return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), evidence.findings))
-
-
-_PID_STATED = re.compile(r"\bpid\W{0,3}\d+", re.I)
-
-
-def answers_unasked_which(text: str, question: "Question | str", evidence: Evidence) -> bool:
-    """"… If so, which?" asks which only if the answer is yes. Where the checks settled it no, a
-    sentence that names a process the verdicts rank ("cachehoard (pid 8134) uses the most, 30 MiB")
-    or states a pid answers a which nobody asked, and reads as blame beside the no."""
-    if not is_conditional(question) or not settled_clear(evidence) or claims_any_fault(text):
-        return False
-    return bool(_PID_STATED.search(text)) or any(names_process(text, name, None)
-                                                 for name in named_processes(evidence.findings))
 
 
 def settled_no(answer: str, question: "Question | str", evidence: Evidence) -> str | None:

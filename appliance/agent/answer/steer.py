@@ -21,14 +21,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.agreement import agreement_misfit, claims_any_fault, denies_all, named_processes
-from appliance.agent.answer.checks import copies
+from appliance.agent.answer.agreement import agreement_misfit
+from appliance.agent.answer.said import claims_any_fault, copies, denies_all, named_processes
 from appliance.agent.answer.fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, begins_yes_or_no, is_conditional,
                                         question_form, ranked_firsts, reports_trouble, seeks_fault)
 from appliance.agent.question.question import named_ports
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.agent.answer.ports import port_opening
-from appliance.agent.answer.rules import answers_unasked_which, verdicts_clear
+from appliance.agent.answer.settled import answers_unasked_which, verdicts_clear
 from appliance.analyzers.base import OK, Finding
 
 NO_PROBLEM = "No problem found: "

@@ -1,0 +1,272 @@
+"""What an answer says, read from its words: an all-clear, a claim of a family's fault, a denial, a
+yes, a number, a process or a problem it names, a copy of other text.
+
+Why one leaf module: every answer rule reads answers with these same readers; kept here, below
+the rules and importing none of them, the answer path stays a few imports deep (issue 31).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping, Sequence
+
+from appliance.analyzers.base import Finding
+
+# Ways a short answer says "nothing is wrong". Loose about phrasing but without bare words like
+# "free" or "ok": a model that copies the prompt's example ("only 0.2 GB free") must not read as an
+# all-clear. Shared with the evaluation's scorer (appliance/eval/scoring.py).
+ALL_CLEAR = re.compile(
+    r"\bno\s+(?:[\w-]+\s+){0,3}?(?:errors?|problems?|issues?|faults?|failures?|process(?:es)?|files?|culprit|one|"
+    r"listeners?|services?|programs?|anomal\w*|unusual\w*|signs?|evidence|abnormal\w*)\b"
+    r"|\bnothing\b|\bnone\b|\bnot\s+(?:[\w-]+\s+){0,3}?(?:listening|running|in use|used|found|unusual\w*|large|"
+    r"abnormal\w*|wrong|failing|open|bound)\b"
+    r"|\b(?:did|does|do|was|were|is|are)(?: not|n't)\s+(?:[\w-]+\s+){0,2}?(?:report|show|contain|find|have|log|see)\w*"
+    r"\s+(?:[\w-]+\s+){0,1}?(?:errors?|problems?|issues?|failures?)\b"
+    r"|\b(?:isn't|aren't|wasn't|weren't|no one)\b"
+    r"|\b(?:port|it)(?: \d+)? is (?:free|unused|available|closed)\b"
+    r"|\b(?:healthy|normal(?:ly)?|fine|clean|successful(?:ly)?|succeeded)\b"
+    r"|\b(?:0|zero) (?:errors?|failures?)\b",
+    re.IGNORECASE,
+)
+# Words that claim a problem; an all-clear answer has none left once its all-clear clauses are out.
+_PROBLEM_CLAIM = re.compile(
+    r"\b(?:errors?|fail\w*|wrong|crash\w*|denied|refused|exceed\w*|killed|full|high|large\w*|uses?|using|"
+    r"listens?|listening|hog\w*|leak\w*|slow\w*|stuck|malformed|invalid|missing|cause[sd]?|because)\b|\d%|\d %"
+    , re.IGNORECASE,
+)
+# Result fields that name a culprit; a no-fault control must leave them empty (also the eval's rule).
+CULPRIT_FIELDS = ("culprit", "process", "pid")
+# An all-clear phrase up to the end of its clause; "because", "but", "although" … begin another
+# ("nothing listens on port 5432 because the log shows errors" claims the errors).
+_CLAUSE_START = r"\b(?:because|but|although|though|whereas|yet)\b"
+_ALL_CLEAR_CLAUSE = re.compile(f"(?:{ALL_CLEAR.pattern})(?:(?!{_CLAUSE_START})[^.;,])*", re.IGNORECASE)
+
+
+def claims_problem(text: str) -> bool:
+    """The text uses a word that claims a problem (an error, a failure, something full or high…)."""
+    return _PROBLEM_CLAIM.search(text) is not None
+
+
+def says_all_clear(answer: str) -> bool:
+    """True when the answer says nothing is wrong and claims no problem anywhere else (each
+    all-clear phrase is removed up to the end of its clause before looking for problem words:
+    "no process is using port 4242" is all clear, "X uses 99% CPU; no errors in the log" is not)."""
+    if not ALL_CLEAR.search(answer):
+        return False
+    rest = re.sub(_CLAUSE_START, " ", _ALL_CLEAR_CLAUSE.sub(" ", answer), flags=re.IGNORECASE)
+    return not _PROBLEM_CLAIM.search(rest)
+
+
+# A number with its unit in prose ("up 13 h 20 min", "12.0 MiB free"), in one spelling whatever
+# the observation or the answer wrote ("13 hours and 20 minutes" states the same two quantities).
+_UNIT_NAMES = {"h": ("h", "hr", "hrs", "hour", "hours"), "min": ("min", "mins", "minute", "minutes"),
+               "s": ("s", "sec", "secs", "second", "seconds"), "d": ("d", "day", "days"),
+               "ms": ("ms", "millisecond", "milliseconds"), "KiB": ("KiB",), "MiB": ("MiB",), "GiB": ("GiB",),
+               "TiB": ("TiB",)}
+_UNITS = {name.lower(): unit for unit, names in _UNIT_NAMES.items() for name in names}
+_QUANTITY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")(?![\w])",
+                       re.IGNORECASE)
+
+
+def quantities(text: str) -> set[str]:
+    """The non-zero quantities with a unit the text states, as "13 h", "20 min", "12.0 mib"."""
+    return {f"{number} {_UNITS[unit.lower()]}".lower() for number, unit in _QUANTITY.findall(text)
+            if float(number) != 0}
+
+
+def number_forms(number: str) -> set[str]:
+    """The ways an answer may state an observed number: as written and, for a decimal, cut or
+    rounded to a whole number (a model writes 97% for cpu_pct=97.0 and 26% for 25.6% used)."""
+    forms = {number}
+    if re.fullmatch(r"\d+\.\d+", number):
+        forms |= {number.split(".")[0], str(round(float(number)))}
+    return forms
+
+
+def _norm_words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def copies(answer: str, texts: Iterable[str], run: int = 5) -> bool:
+    """True when the answer repeats one of `texts` (the prompt's example answer, an earlier
+    rejection, a note): the whole answer is inside one of them, or `run` words in a row are.
+    SmolLM2 answered with the rejection message itself; Qwen 0.5B with the worked example."""
+    words = _norm_words(answer)
+    if not words:
+        return False
+    for text in texts:
+        other = " ".join(_norm_words(text))
+        if not other:
+            continue
+        if len(words) < run:
+            if len(words) >= 3 and " ".join(words) in other:
+                return True
+            continue
+        if any(" ".join(words[i : i + run]) in other for i in range(len(words) - run + 1)):
+            return True
+    return False
+
+
+def normalized(answer: str) -> str:
+    """An answer in a form where retyped spacing or case does not make it new."""
+    return " ".join(_norm_words(answer))
+
+
+# What an answer says when it claims the family's fault. General words of the fault, not of any one case.
+FAULT_CLAIMS: Mapping[str, re.Pattern] = {
+    family: re.compile(pattern, re.I) for family, pattern in {
+        "cpu": r"\bhog\w*\b|\b(?:cpu|processor)\b[^.;]*\b(?:saturat\w*|overload\w*|maxed|pegged|100 ?%)"
+               r"|\bhigh (?:cpu|load)\b",
+        "memory": r"\bout of memory\b|\bmemory (?:leak|pressure|exhaust\w*)\b|\b(?:ram|memory) is (?:full|exhausted|low)\b",
+        "swap": r"\bswapping\b|\bswap (?:storm|thrash\w*)\b|\bthrash\w*\b",
+        "filesystem_full": r"\b(?:disk|filesystem|file system|partition|drive|volume|root|mount|director\w*|folder)\b"
+                           r"[^.;]{0,40}\b(?:is |are )?(?:full|out of space|almost full|nearly full)\b|\bno space left\b"
+                           r"|\bout of (?:disk )?space\b|\bfill(?:s|ing)? up\b|\babout to fill\b|\brunning out of space\b"
+                           r"|/[\w./@+-]+ (?:is|are) (?:almost |nearly )?full\b",
+        "inodes": r"\binodes?\b[^.;]{0,40}\b(?:exhaust\w*|full|used up|run out|ran out)\b"
+                  r"|\bout of (?:free )?inodes\b",
+        "readonly_fs": r"\bread[- ]only\b",
+        "zombies": r"\bzombies?\b",
+        "disk_io": r"\b(?:disk|i/o|io)\b[^.;]{0,30}\b(?:saturat\w*|overload\w*|bottleneck|100 ?% busy)\b",
+        "deleted_open": r"\bdeleted\b[^.;]{0,40}\b(?:open|held|holding)\b",
+        "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b"
+                      r"|\b(?:near|close to|at|reach\w*) (?:its|the|their) (?:open[- ]files? )?limit\b",
+        "threads": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?threads\b",
+        "connections": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?"
+                       r"(?:network )?connections\b",
+        "log_errors": r"\b(?:shows?|showing|has|have|had|reports?|reported|contains?|logged|logs|lists?) "
+                      r"(?:\w+ ){0,2}(?:errors?|failures?)\b",
+        "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
+        "disk_usage": r"\b(?:takes?|taking|uses?|using|eats?|eating|fills?|filling|holds?|holding)\b[^.;]{0,30}"
+                      r"\b(?:much more|far more|most of|the bulk|more than (?:the |all )?others)\b",
+        "config": r"\b(?:invalid|wrong|bad|malformed|incorrect) (?:\w+ ){0,2}(?:settings?|values?|options?|ports?|config\w*)\b"
+                  r"|\b(?:settings?|values?|options?|parameters?|port)\b[^;]{0,120}?\b(?:is|are) "
+                  r"(?:invalid|wrong|malformed|incorrect|out of range)\b"
+                  r"|\b(?:settings?|values?|options?|port) (?:is |are )?(?:invalid|wrong|out of range|not valid)\b"
+                  r"|\bmisconfigur\w*|\bout of range\b"
+                  # a setting by its own name ("`listen_port` … is invalid"): config verdicts exist
+                  # only for a file the question named, so the subject is one of its settings
+                  r"|\b(?:is|are) (?:invalid|malformed|incorrect|not valid)\b",
+    }.items()
+}
+# Words that claim more of a resource than is normal, whatever the family's own phrases.
+_EXCESS = re.compile(r"\b(?:unusual\w*|excessive\w*|abnormal\w*|too much|a lot of|hogg?\w*|high)\b", re.I)
+_NOUNS = {"cpu": r"\b(?:cpu|processor)\b", "memory": r"\b(?:memory|ram)\b", "disk_io": r"\b(?:i/o|io|disk writes?)\b"}
+_YES = re.compile(r"^\W*yes\b", re.I)
+
+SELF_MARKERS = ("(appliance itself)", "this appliance (the assistant itself")
+_SELF_WORDS = re.compile(r"\bappliance itself\b|\bthis appliance\b", re.I)
+
+
+_NEGATION = re.compile(r"\b(?:no|not|none|nothing|never|without|neither|nor)\b|n't\b", re.I)
+# A clause ends at ; or at . ! ? before a space or the end: the dot of relay.conf, 0.5 or 1.5 GiB
+# is inside a clause, not its end.
+_CLAUSES = re.compile(r"(?:[^.;!?]|[.!?](?=\S))+")
+
+
+def clauses(text: str) -> list[str]:
+    return [c.strip() for c in _CLAUSES.findall(text) if c.strip()]
+
+
+def asserts(clause: str, pattern: re.Pattern) -> bool:
+    """The clause asserts `pattern`: it matches, with no negation before the match's end ("the
+    disk is not full" does not; "listen_port is invalid because it is not in range" does)."""
+    match = pattern.search(clause)
+    return match is not None and not _NEGATION.search(clause[: match.end()])
+
+
+def claims(text: str, pattern: re.Pattern) -> bool:
+    """True when a clause of `text` asserts `pattern` (a clause that negates it does not)."""
+    return any(asserts(c, pattern) for c in clauses(text))
+
+
+# Words of a reported error: a clause with one is not a denial even when it says "not" ("could not
+# open stock.db: database disk image is malformed").
+_ERROR_WORDS = re.compile(r"(?i:\b(?:could not|couldn't|cannot|can't|refused|denied|malformed|corrupt\w*|failed|"
+                          r"unreachable|timed out|permissions?|privileges?|access\w* (?:is |was )?(?:denied|refused)|"
+                          r"not (?:allowed|permitted|running|listening|responding|reachable|writable|readable|accessible)"
+                          r"|(?:does|do|did)\s*(?:not|n't) have (?:the )?(?:necessary |required |enough )?"
+                          r"(?:rights|access))\b)|\bERROR\b|\bFATAL\b|\[Errno")
+
+
+def denies_all(answer: str) -> bool:
+    """The answer says nothing is wrong: an all-clear phrase, or only negated fault claims, and
+    no clause that reports an error (an error line, "cannot", "permission", "not running")."""
+    if says_all_clear(answer):
+        return True
+    negated = [c for c in clauses(answer) if _NEGATION.search(c) and not _ERROR_WORDS.search(c)
+               and not any(asserts(c, p) for p in FAULT_CLAIMS.values())]
+    asserted = [c for c in clauses(answer) if c not in negated]
+    if any(_ERROR_WORDS.search(c) for c in asserted):
+        return False  # it reports an error ("… [Errno 13] Permission denied: '/srv/x'")
+    return bool(negated) and not any(p.search(c) for c in asserted for p in FAULT_CLAIMS.values())
+
+
+def claims_fault(text: str, family: str) -> bool:
+    """The text asserts this family's fault: its own phrases, or excess words beside its noun."""
+    pattern = FAULT_CLAIMS.get(family)
+    if pattern is not None and claims(text, pattern):
+        return True
+    noun = _NOUNS.get(family)
+    return noun is not None and any(_EXCESS.search(c) and re.search(noun, c, re.I) and not _NEGATION.search(c)
+                              for c in clauses(text))
+
+
+def claims_any_fault(text: str) -> bool:
+    """The text asserts the fault of some family (claims_fault of any of them)."""
+    return any(claims_fault(text, family) for family in FAULT_CLAIMS)
+
+
+_QUESTION_HEAD = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|will|should)\b\s*", re.I)
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def affirms(answer: str, question: str) -> bool:
+    """The answer to a yes/no question says yes: it begins with "yes", or a clause of it repeats the
+    question's last words ("… is about to fill up" for "is /srv about to fill up?") without a
+    negation."""
+    if _YES.search(answer):
+        return True
+    tail = _WORDS.findall(_QUESTION_HEAD.sub("", question.lower()))[-3:]
+    if len(tail) < 3:
+        return False
+    phrase = " ".join(tail)
+    return any(phrase in " ".join(_WORDS.findall(c.lower())) and not _NEGATION.search(c) for c in clauses(answer))
+
+
+def names_a_problem(stated: str, findings: Sequence[Finding]) -> bool:
+    """The text names what a problem finding names (its culprit, pid or path), in any family."""
+    return names_any(stated, [f for f in findings if f.is_problem])
+
+
+def names_any(stated: str, findings: Sequence[Finding]) -> bool:
+    """The text names what one of `findings` names: its culprit, pid or path, as a whole word."""
+    text = stated.lower()
+    for finding in findings:
+        names = [str(x).lower() for x in (finding.culprit, finding.pid, finding.path) if x not in (None, "")]
+        if any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)", text) for n in names):
+            return True
+    return False
+
+
+def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:
+    wanted = set(families)
+    return [f for f in findings if f.family in wanted and f.is_problem]
+
+
+# A process a verdict names in prose: "the top consumer is cachehoard (pid 4242)".
+NAMED_PROCESS = re.compile(r"([\w.\-:]{2,}) \(pid (\d+)\)")
+
+
+def named_processes(findings: Iterable[Finding]) -> list[str]:
+    """The processes the verdicts name in prose, in order, each once."""
+    return list(dict.fromkeys(m.group(1) for f in findings for m in NAMED_PROCESS.finditer(f.verdict)))
+
+
+def names_process(stated: str, name: str, pid: object) -> bool:
+    """The text names the process: its name as a whole word, or its pid."""
+    text = stated.lower()
+    return bool(name and re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", text)) \
+        or bool(pid and re.search(rf"\b{pid}\b", text))
+
+

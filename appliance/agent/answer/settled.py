@@ -1,0 +1,44 @@
+"""What the checks settled about the question's families, read off the evidence: that they judged
+them and found nothing wrong, and whether an answer names what such an all-clear makes unasked.
+
+Why apart from the rules: the steering asks the same of the evidence as the rules do; both import
+this leaf instead of each other (issue 31: a flat answer path).
+"""
+
+from __future__ import annotations
+
+import re
+
+from appliance.agent.answer.said import FAULT_CLAIMS, claims_any_fault, named_processes, names_process, problems_for
+from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.agent.question.question import Question, is_conditional
+
+
+def verdicts_clear(evidence: Evidence) -> bool:
+    """The checks judged the question's fault families (the general ones when it names none) and
+    found nothing wrong there nor at the places it names: an all-clear answer rests on those
+    verdicts. Inventory families (listening ports, uptime) judge no fault, so back no all-clear."""
+    families = [f for f in evidence.topics or GENERAL_FAMILIES if f in FAULT_CLAIMS]  # families that judge a fault
+    judged = [f for f in evidence.findings if f.family in families]
+    return bool(judged) and not problems_for(evidence.findings, families) \
+        and not any(f.is_problem for f in evidence.places)
+
+
+def settled_clear(evidence: Evidence) -> bool:
+    """The checks judged what the question is about and found nothing wrong: its fault families
+    (verdicts_clear) and, when it names places, those places themselves (a place looked at but
+    given no verdict is not judged)."""
+    return verdicts_clear(evidence) and (not evidence.looks or bool(evidence.places))
+
+
+_PID_STATED = re.compile(r"\bpid\W{0,3}\d+", re.I)
+
+
+def answers_unasked_which(text: str, question: "Question | str", evidence: Evidence) -> bool:
+    """"… If so, which?" asks which only if the answer is yes. Where the checks settled it no, a
+    sentence that names a process the verdicts rank ("cachehoard (pid 8134) uses the most, 30 MiB")
+    or states a pid answers a which nobody asked, and reads as blame beside the no."""
+    if not is_conditional(question) or not settled_clear(evidence) or claims_any_fault(text):
+        return False
+    return bool(_PID_STATED.search(text)) or any(names_process(text, name, None)
+                                                 for name in named_processes(evidence.findings))
