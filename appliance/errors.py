@@ -7,7 +7,9 @@ Anything the user can cause (a bad path, a corrupt model, a locked database) is 
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 
 class ApplianceError(Exception):
@@ -75,3 +77,14 @@ def terminal_safe(text: str) -> str:
     if not text or text.isprintable():
         return text
     return _TERMINAL_CONTROL.sub("", text)
+
+
+_UNESCAPED = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_json(value: object, **options: Any) -> str:
+    """`json.dumps(value)` for a terminal: characters JSON itself leaves raw (DEL, the 8-bit C1
+    controls, direction overrides) written as \\u escapes, so the data stays whole and nothing in it
+    acts on the terminal."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

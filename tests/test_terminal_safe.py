@@ -57,3 +57,14 @@ def test_an_error_line_holding_control_sequences_is_printed_clean(tmp_path, caps
     code = main(["runs", "show", f"zz{HOSTILE}", "--db", str(db)])
     err = capsys.readouterr().err
     assert code == 2 and _clean(err) and err.count("\n") == 1, err
+
+
+def test_json_for_a_terminal_keeps_the_data_and_escapes_what_json_leaves_raw():
+    import json
+
+    from appliance.errors import terminal_json
+
+    value = {"name": "a\x9b2Jb\x7fc\u202ed", "plain": "ümlaut"}
+    shown = terminal_json(value, indent=2)
+    assert not any(ch in shown for ch in "\x9b\x7f\u202e") and "ümlaut" in shown
+    assert json.loads(shown) == value  # the same data, escaped

@@ -22,7 +22,7 @@ from appliance.agent import events as ev
 from appliance.agent.settings import MAX_STEPS_LIMIT
 from appliance.agent.timing import progress_line, timing_line
 from appliance.commands.common import add_common_options
-from appliance.errors import UsageError, terminal_safe
+from appliance.errors import UsageError, terminal_json, terminal_safe
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -99,7 +99,7 @@ def run_ask(args: argparse.Namespace) -> int:
     if end.status == ev.ERROR:  # the one line that says what went wrong, whatever stdout shows
         print(terminal_safe(f"appliance: run {end.run_id[:8]} ended with an error: {end.error}"), file=sys.stderr)
     if args.json:
-        print(json.dumps(summary(end, final, model.info.name, recorded=recorder.failure is None), ensure_ascii=False))
+        print(terminal_json(summary(end, final, model.info.name, recorded=recorder.failure is None)))
     return exit_code(end)
 
 
@@ -202,7 +202,7 @@ class LivePrinter:
             self._print(f"  thought: {event.thought}")
         elif isinstance(event, ev.ActionChosen):
             if event.action != "finish":
-                args = json.dumps(dict(event.action_input), ensure_ascii=False)
+                args = terminal_json(dict(event.action_input))
                 self._print(f"  action:  {event.action} {args}")
         elif isinstance(event, ev.ObservationMade):
             cached = " (earlier result)" if event.cached else ""

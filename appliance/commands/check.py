@@ -8,13 +8,12 @@ monitoring can use it as it is. A wrong argument is one line on stderr and exit 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
 from appliance.analyzers import ANALYZERS, OK, UNKNOWN, Readings, by_severity, exit_status, run_all, worst
 from appliance.commands.common import add_common_options
-from appliance.errors import UsageError
+from appliance.errors import UsageError, terminal_json
 
 TIMEOUT = 1.8  # seconds for all analyzers together: the check must answer within 2 s
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
@@ -47,8 +46,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     seconds = round(time.monotonic() - started, 2)
     status = exit_status(findings)
     if args.json:
-        print(json.dumps({"worst": worst(findings), "exit_status": status, "seconds": seconds,
-                          "findings": [f.as_dict() for f in findings]}, indent=2, ensure_ascii=False))
+        print(terminal_json({"worst": worst(findings), "exit_status": status, "seconds": seconds,
+                          "findings": [f.as_dict() for f in findings]}, indent=2))
         return status
     dim = sys.stdout.isatty()
     for finding in findings:

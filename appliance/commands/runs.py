@@ -19,7 +19,7 @@ from appliance.agent.events import RUN_STATUSES
 from appliance.agent.timing import runtime_line, timing_line
 from appliance.commands.common import add_common_options
 from appliance.config import resolve_paths
-from appliance.errors import UsageError, terminal_safe
+from appliance.errors import UsageError, terminal_json, terminal_safe
 from appliance.store import export as exporter
 from appliance.store import otlp
 from appliance.store.records import ReflectionRecord, RunRecord, StepRecord
@@ -110,7 +110,7 @@ def _list(args: argparse.Namespace) -> int:
     runs = [] if store is None else _closing(store, lambda s: s.list_runs(
         limit=args.limit, status=args.status, search=args.search))
     if args.json:
-        print(json.dumps([run.to_dict() for run in runs], ensure_ascii=False, indent=2, default=str))
+        print(terminal_json([run.to_dict() for run in runs], indent=2, default=str))
         return 0
     if not runs:
         print("no runs recorded yet" if store is None and not (args.status or args.search)
@@ -151,7 +151,7 @@ def _show(args: argparse.Namespace) -> int:
     store = _require_reader(args)
     run = _closing(store, lambda s: s.get_run(args.run_id))
     if args.json:
-        print(json.dumps(run.to_dict(), ensure_ascii=False, indent=2, default=str))
+        print(terminal_json(run.to_dict(), indent=2, default=str))
     else:
         print(terminal_safe(render_run(run)))
     return 0
@@ -174,7 +174,7 @@ def render_run(run: RunRecord) -> str:
     if run.answer:
         out.append(_field("Answer", run.answer))
     if run.result:
-        out.append(_field("Result", json.dumps(run.result, ensure_ascii=False, indent=2)))
+        out.append(_field("Result", terminal_json(run.result, indent=2)))
     if run.evidence:
         out.append(_field("Evidence", "\n".join(f"- {e}" for e in run.evidence)))
     if run.error:
@@ -208,7 +208,7 @@ def _step_lines(step: StepRecord) -> list[str]:
     out = [_step_header(step)]
     if step.thought:
         out.append(_field("Thought", step.thought))
-    out.append(_field("Action", f"{step.action or '?'} {json.dumps(step.action_input, ensure_ascii=False)}"))
+    out.append(_field("Action", f"{step.action or '?'} {terminal_json(step.action_input)}"))
     tool = f" ({step.tool_ms:.0f} ms)" if step.tool_ms else ""
     out.append(_field(f"Observation [{step.observation_status or '?'}]{tool}", step.observation))
     if step.observation_summary:

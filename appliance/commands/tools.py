@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from appliance.commands.common import add_common_options
-from appliance.errors import UsageError
+from appliance.errors import UsageError, terminal_json
 from appliance.tools.base import DENIED, ERROR, INVALID, TIMEOUT, Registry
 from appliance.tools.registry import default_registry
 
@@ -111,6 +111,6 @@ def _run(args: argparse.Namespace) -> int:
     outcome = registry.call(args.name, call_args)
     if outcome["status"] == INVALID:
         raise UsageError(f"{args.name}: {outcome['error']}")
-    print(json.dumps(outcome, indent=2, ensure_ascii=False))
+    print(terminal_json(outcome, indent=2))
     sys.stdout.flush()
     return 1 if outcome["status"] in (ERROR, DENIED, TIMEOUT) else 0

@@ -70,6 +70,13 @@ class Question:
     def asks_number(self) -> bool:
         return self.asks in NUMBERS
 
+    @property
+    def open_labels(self) -> bool:
+        """The words left a label open that the model may fill (`relabelled`): a which-question's
+        thing no word named, no resource named, or a complaint whose words report no fault."""
+        return (not self.sure and self.form == WHICH) or self.resource is Resource.NONE \
+            or (self.asks is Asks.EXPLANATION and not self.trouble and not self.fault)
+
     def labels(self) -> dict[str, object]:
         """The reading as plain values (recorded with step 0)."""
         return {"asks": self.asks.value, "resource": self.resource.value, "fault": self.fault,
