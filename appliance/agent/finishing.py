@@ -8,7 +8,6 @@ step", 4. Finish).
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Generator, Iterator, Mapping, Sequence

@@ -10,7 +10,6 @@ cancelled; a second one exits at once.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys

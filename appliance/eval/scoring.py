@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.checks import ALL_CLEAR, CULPRIT_FIELDS
+from appliance.agent.answer.said import ALL_CLEAR, CULPRIT_FIELDS
 
 _EMPTY_VALUES = {"", "none", "nothing", "n/a", "na", "no", "null", "unknown", "-", "0"}
 

@@ -18,10 +18,8 @@ from appliance.agent.question.question import Question, as_question
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.said import (_NEGATION, _YES, FAULT_CLAIMS, NAMED_PROCESS, affirms, asserts, claims,
-                                         claims_any_fault, claims_fault, clauses, denies_all, named_processes,
-                                         names_a_problem, names_any, names_process, problems_for, says_all_clear,
-                                         SELF_MARKERS, _SELF_WORDS)
+from appliance.agent.answer.said import (_YES, FAULT_CLAIMS, NAMED_PROCESS, affirms, claims,
+                                         claims_any_fault, claims_fault, clauses, denies_all, names_a_problem, names_any, names_process, problems_for, SELF_MARKERS, _SELF_WORDS)
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.said import (ALL_CLEAR, CULPRIT_FIELDS, _norm_words, claims_problem, copies, normalized,
+from appliance.agent.answer.said import (CULPRIT_FIELDS, copies, normalized,
                                          number_forms, quantities, says_all_clear)
 from appliance.analyzers.base import Finding
 

@@ -11,7 +11,7 @@ agree with it, and a denial about a port the question never named answers anothe
 from __future__ import annotations
 
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.question.question import Question, as_question
+from appliance.agent.question.question import Question
 
 import re
 from typing import Any, Mapping, Sequence

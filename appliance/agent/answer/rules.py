@@ -14,19 +14,19 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.agreement import (FAULT_CLAIMS, agreement_misfit, all_clear_drops, claims_any_fault, denies_all,
-                                       first_ranked, misses_culprit, named_processes, names_a_problem, names_first_ranked,
-                                       names_process, names_self, not_verdicts_first, place_fit, problems_for,
-                                       unasked_culprit, wrong_place, yes_no_misfit)
-from appliance.agent.answer.fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranking, begins_yes_or_no, fit_misfit, is_conditional,
-                                        outside_place, question_form, seeks_fault, yes_or_no)
-from appliance.agent.answer.checks import CULPRIT_FIELDS, Verdict, check_answer, claims_problem
-from appliance.agent.question.kinds import ANSWERABLE, THINGS, Asks
+from appliance.agent.answer.agreement import (agreement_misfit, all_clear_drops, first_ranked, misses_culprit,
+                                              names_first_ranked, names_self, not_verdicts_first, place_fit,
+                                              unasked_culprit, wrong_place, yes_no_misfit)
+from appliance.agent.answer.checks import Verdict, check_answer
+from appliance.agent.answer.fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranking, begins_yes_or_no, fit_misfit,
+                                        is_conditional, outside_place, question_form, seeks_fault, yes_or_no)
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.question.question import Question, as_question
-from appliance.agent.evidence import GENERAL_FAMILIES, LOGS, STORAGE_FAMILIES, Evidence
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
-from appliance.agent.answer.settled import answers_unasked_which, settled_clear, verdicts_clear
+from appliance.agent.answer.said import CULPRIT_FIELDS, claims_any_fault, claims_problem, denies_all, names_a_problem
+from appliance.agent.answer.settled import settled_clear, verdicts_clear
+from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
+from appliance.agent.question.kinds import ANSWERABLE, THINGS, Asks
+from appliance.agent.question.question import Question, as_question
 from appliance.analyzers.base import Finding
 
 NO_FACT = "[no-observed-fact-named]"

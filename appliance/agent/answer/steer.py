@@ -15,7 +15,7 @@ shows, with no verdict to say what it should have named, is sent back without an
 from __future__ import annotations
 
 from appliance.agent.answer.misfit import NO_REAL_CULPRIT, Kind, Misfit
-from appliance.agent.question.question import Question, as_question
+from appliance.agent.question.question import Question
 
 import re
 from dataclasses import dataclass
@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.agreement import agreement_misfit
 from appliance.agent.answer.said import claims_any_fault, copies, denies_all, named_processes
-from appliance.agent.answer.fit import (AMOUNT, SAY_YES_OR_NO, WHICH, YES_NO, begins_yes_or_no, is_conditional,
+from appliance.agent.answer.fit import (AMOUNT, WHICH, YES_NO, begins_yes_or_no, is_conditional,
                                         question_form, ranked_firsts, reports_trouble, seeks_fault)
 from appliance.agent.question.question import named_ports
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence

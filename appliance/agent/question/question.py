@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Sequence
 
 from appliance.analyzers.named_path import PathAsk, path_ask
-from appliance.agent.question.kinds import (AMOUNT_FORM, ANSWERABLE, NUMBERS, OPEN, RESOURCE_FAMILIES, THINGS, WHICH, WHY,
+from appliance.agent.question.kinds import (AMOUNT_FORM, NUMBERS, OPEN, THINGS, WHICH, WHY,
                                          YES_NO_FORM, Asks, Resource, with_resource)
 from appliance.agent.question.words import (conditional_in, failure_in, fault_in, fault_label_in, form_in, lexical_asks, lexical_resource,
                                          named_pids, named_things, paths_in, ports_in, ranking_in, superlative_in,
