@@ -351,7 +351,7 @@ def test_a_case_whose_families_already_have_a_problem_is_void_and_counts_in_no_r
     hog = psutil.Process(int(pid_file.read_text()))
     try:
         # the quiet check with the short windows of the runner's tests (its windows are not the point)
-        quiet_check = functools.partial(machine_noise, readings=quick_readings)
+        quiet_check = functools.partial(machine_noise, readings=quick_readings, settle_seconds=0)  # a hog that stays
         noise = None
         while noise is None and time.monotonic() < deadline:
             noise = quiet_check(suite("cpu.control")[0])
@@ -390,3 +390,20 @@ def test_zombies_the_evaluations_own_reaper_is_still_reaping_do_not_void_a_case(
                      tmp_path / "b") as (pid, _):
             noise = machine_noise(control, harness_pids=frozenset())
             assert noise is not None and noise.family == "zombies" and noise.pid == pid
+
+
+def test_a_lagging_cpu_reading_is_read_again_before_it_voids_a_case(monkeypatch):
+    """The load and CPU pressure of a busy case just torn down fall for a while after it: such a
+    problem is read again (up to settle_seconds) and voids the next case only if it stays."""
+    from appliance.analyzers.base import OK, WARNING, Finding
+    from appliance.eval import quiet
+
+    busy = Finding("cpu", WARNING, "CPU saturated: load 3.1 on 2 cores; CPU pressure 59 % (avg10)")
+    readings = iter([[busy], [busy], [Finding("cpu", OK, "no CPU hog")]])
+    monkeypatch.setattr(quiet, "run_all", lambda *a, **k: next(readings))
+    monkeypatch.setattr(quiet, "SETTLE_STEP", 0.01)
+    assert quiet.machine_noise(suite("cpu.control")[0], harness_pids=frozenset(), settle_seconds=1.0) is None
+    stays = iter([[busy]] * 500)
+    monkeypatch.setattr(quiet, "run_all", lambda *a, **k: next(stays))
+    assert quiet.machine_noise(suite("cpu.control")[0], harness_pids=frozenset(), settle_seconds=0.05) is busy
+

@@ -34,29 +34,43 @@ def case_families(scenario: Scenario) -> set[str]:
 
 
 SETTLE_TRIES = 4  # the evaluator's own reaper may still be reaping the last case's processes
+# Readings that lag what they measure: the load average and CPU pressure of a busy case just torn
+# down fall for a minute after its processes are gone. Such a problem is read again for this long
+# before it voids the next case (seen: a CPU-bound plant voided the two cases after it).
+DECAYING = frozenset({"cpu"})
+SETTLE_SECONDS = 60.0
+SETTLE_STEP = 5.0
 
 
 def machine_noise(scenario: Scenario, *, harness_pids: frozenset[int] | None = None,
-                  readings: ReadingsFactory | None = None) -> Finding | None:
+                  readings: ReadingsFactory | None = None, settle_seconds: float = SETTLE_SECONDS) -> Finding | None:
     """The first problem the analyzers find on the machine, before planting, in the case's families.
 
     A problem of the evaluation's own process reaper (the zombies of the case just torn down,
     re-parented to it a moment before it reaps them) is the harness settling, not noise: it is
-    read again a little later, and only a problem that stays voids the case. readings: how the
-    analyzers read the machine (by default the product's windows, as `run_eval`'s)."""
+    read again a little later, and only a problem that stays voids the case; so is a lagging
+    reading (`DECAYING`), for up to `settle_seconds`. readings: how the analyzers read the machine
+    (by default the product's windows, as `run_eval`'s)."""
     families = case_families(scenario)
     if not families:
         return None
     harness = harness_pids if harness_pids is not None else _reaper_pids()
     analyzers = [a for a in ANALYZERS if a.family in families]
     make = readings or (lambda self_pids: Readings(self_pids=self_pids))
-    for attempt in range(SETTLE_TRIES):
+    waited, attempt = 0.0, 0
+    while True:
         findings = run_all(make(frozenset({os.getpid()})), analyzers=analyzers, timeout=3.0)
         problem = next((f for f in findings if f.is_problem), None)
-        if problem is None or problem.pid not in harness or attempt == SETTLE_TRIES - 1:
+        if problem is None:
+            return None
+        if problem.pid in harness and attempt < SETTLE_TRIES - 1:
+            attempt += 1
+            time.sleep(0.5)
+        elif problem.family in DECAYING and waited < settle_seconds:
+            waited += SETTLE_STEP
+            time.sleep(SETTLE_STEP)
+        else:
             return problem
-        time.sleep(0.5)
-    return None
 
 
 def _reaper_pids() -> frozenset[int]:
