@@ -27,17 +27,18 @@ sys.path.insert(0, str(ROOT))
 
 from appliance.agent import events as ev  # noqa: E402
 from appliance.agent.settings import EngineSettings  # noqa: E402
-from appliance.commands.tui import make_engine, make_model_loader  # noqa: E402
+from appliance.commands.tui import make_model_loader  # noqa: E402
 from appliance.config import resolve_paths  # noqa: E402
 from appliance.tui.app import ApplianceApp  # noqa: E402
 from appliance.tui.history_source import MemoryHistory  # noqa: E402
 from appliance.tui.latency import key_latencies, loop_lag  # noqa: E402
+from appliance.wiring import prepare  # noqa: E402
 
 
 async def measure(model, *, steps: int, question: str, delta_interval: float, switch: float | None = None) -> dict:
     history = MemoryHistory()
     app = ApplianceApp(
-        model_loader=lambda spec: model, engine_factory=make_engine, settings=EngineSettings(max_steps=steps),
+        model_loader=lambda spec: model, engine_factory=prepare().engine, settings=EngineSettings(max_steps=steps),
         recorder_factory=lambda: history, history=history, sampler=None, delta_interval=delta_interval,
     )
     out: dict = {}
