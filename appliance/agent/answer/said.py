@@ -254,7 +254,7 @@ def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[F
     return [f for f in findings if f.family in wanted and f.is_problem]
 
 
-# A process a verdict names in prose: "the top consumer is cachehoard (pid 4242)".
+# A process a verdict names in prose: "the top consumer is NAME (pid N)".
 NAMED_PROCESS = re.compile(r"([\w.\-:]{2,}) \(pid (\d+)\)")
 
 

@@ -36,7 +36,7 @@ _PID_STATED = re.compile(r"\bpid\W{0,3}\d+", re.I)
 
 def answers_unasked_which(text: str, question: "Question | str", evidence: Evidence) -> bool:
     """"… If so, which?" asks which only if the answer is yes. Where the checks settled it no, a
-    sentence that names a process the verdicts rank ("cachehoard (pid 8134) uses the most, 30 MiB")
+    sentence that names a process the verdicts rank ("NAME (pid N) uses the most, 30 MiB")
     or states a pid answers a which nobody asked, and reads as blame beside the no."""
     if not is_conditional(question) or not settled_clear(evidence) or claims_any_fault(text):
         return False

@@ -70,18 +70,32 @@ class Question:
     def asks_number(self) -> bool:
         return self.asks in NUMBERS
 
+    # What the words left open, each for the model to fill (`relabelled`) and asked of it only
+    # then (`open_labels`): the thing of a which-question no word named, the resource when none
+    # was named, a fault in a complaint whose words report none.
+    @property
+    def thing_open(self) -> bool:
+        return not self.sure and self.form == WHICH
+
+    @property
+    def resource_open(self) -> bool:
+        return self.resource is Resource.NONE
+
+    @property
+    def fault_open(self) -> bool:
+        return self.asks is Asks.EXPLANATION and not self.trouble and not self.fault
+
     @property
     def open_labels(self) -> bool:
-        """The words left a label open that the model may fill (`relabelled`): a which-question's
-        thing no word named, no resource named, or a complaint whose words report no fault."""
-        return (not self.sure and self.form == WHICH) or self.resource is Resource.NONE \
-            or (self.asks is Asks.EXPLANATION and not self.trouble and not self.fault)
+        """The words left a label open that the model may fill."""
+        return self.thing_open or self.resource_open or self.fault_open
 
     def labels(self) -> dict[str, object]:
         """The reading as plain values (recorded with step 0)."""
         return {"asks": self.asks.value, "resource": self.resource.value, "fault": self.fault,
                 "paths": list(self.paths), "ports": list(self.ports), "pids": list(self.pids),
                 "names": list(self.names), "families": list(self.families), "by": self.source}
+
 
     def relabelled(self, asks: Asks, resource: Resource, fault: bool, known: Sequence[str] = ()) -> "Question":
         """The same question with the labels the model chose where the words left them open: the
@@ -90,10 +104,9 @@ class Question:
         questions (tests/data/questions, docs/engine.md) Qwen 1.5B moved explanations to "process"
         and plain facts to faults far more often than the words were wrong.
         The resource's families join the families its words name (`known`: those that exist)."""
-        asks = asks if not self.sure and self.form == WHICH and asks in THINGS else self.asks
-        resource = self.resource if self.resource is not Resource.NONE else resource
-        complaint = self.asks is Asks.EXPLANATION and not self.trouble
-        fault = (self.fault or (fault and complaint)) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
+        asks = asks if self.thing_open and asks in THINGS else self.asks
+        resource = resource if self.resource_open else self.resource
+        fault = (self.fault or (fault and self.fault_open)) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
         families = with_resource(self.families, resource, known)
         return replace(self, asks=asks, resource=resource, fault=fault, families=families, source="model",
                        form=form_of(asks, self.form), ranking=self.ranking and asks in THINGS,
