@@ -90,6 +90,8 @@ MACHINE_TESTS = {
     "test_store_failures.py::test_full_disk_gives_its_line_and_a_run_still_answers": "fills a tmpfs it mounts",
     "test_evidence.py::test_a_named_place_gets_the_verdicts_of_its_own_filesystem":
         "fills a tmpfs it mounts and asserts that the machine's analyzers show it first",
+    "test_evidence.py::test_a_space_question_naming_no_place_measures_the_fullest_filesystem":
+        "fills a tmpfs it mounts and asserts that it is the machine's fullest filesystem",
     **{f"test_analyzers_folders.py::{name}": "steers by the machine's disk problems, which a full tmpfs of another "
                                              "test changed (the first place asked for was that tmpfs)"
        for name in FOLDER_STEERS},

@@ -158,6 +158,34 @@ def test_a_complaint_answered_past_a_warning_goes_back_to_the_warning_and_naming
     assert judge_answer(unrelated, {}, ctx).kind is not Kind.UNADDRESSED
 
 
+def test_a_past_event_of_another_part_need_not_be_addressed_but_one_of_the_part_asked_must():
+    """A stale OOM kill in the evidence does not turn "is the CPU slowing me down? no" into a wrong
+    answer; asked about memory, or about nothing in particular, the kill must be addressed."""
+    kill = Finding("oom", WARNING, "the kernel OOM-killed bloat (pid 88) 14 min ago", culprit="bloat", pid=88)
+    answer = "No problem found: no CPU hog, the busiest uses 2 % of one core."
+    rules_by_name = {rule.name: rule for rule in RULES}
+    for topics, addressed in ((("cpu",), False), (("memory", "oom"), True), ((), True)):
+        evidence = Evidence((kill, CPU_OK), topics)
+        question = read_question("is something slowing my computer down?")
+        ctx = AnswerContext(question=question, evidence=evidence, bodies=[kill.line(), CPU_OK.line()],
+                            tools_worked=True)
+        verdict = judge_answer(answer, {}, ctx)
+        assert (verdict.problem is not None) is addressed, (topics, verdict)
+        assert rules_by_name["addresses-finding"].judge(Answer(answer, {}), question, ctx) is not None or not addressed
+    # a current problem elsewhere: an open complaint must address it, a question about one named place need not
+    place = Finding("readonly_fs", OK, "/srv/docs is writable (tmpfs)", path="/srv/docs")
+    for text, asks, addressed in (("my laptop is slow, what is going on?", Asks.EXPLANATION, True),
+                                  ("Is the filesystem at /srv/docs mounted read-only?", Asks.YES_NO, False)):
+        question = read_question(text)
+        assert question.asks is asks
+        places = (place,) if question.paths else ()
+        evidence = Evidence((CPU_HOG, place), ("readonly_fs",) if places else ("disk_io",), places=places)
+        ctx = AnswerContext(question=question, evidence=evidence, bodies=[CPU_HOG.line(), place.line()],
+                            tools_worked=True)
+        said = Answer("No problem found: /srv/docs is writable." if places else "The disk is 40 % busy.", {})
+        assert (rules_by_name["addresses-finding"].judge(said, question, ctx) is not None) is addressed, text
+
+
 def test_an_answer_lacking_the_fact_gets_the_tool_of_its_kind_run_before_the_retry():
     """Issue 31: a plain fact guessed, sent back, guessed again; now the retry reads the fact."""
     import os
@@ -192,6 +220,10 @@ def test_the_engines_own_answer_is_plain_words_without_labels():
                     ["headline: largest: /home 12.0 GiB (80.0%)"])
     assert "hashminer (pid 12)" in told.text and "[warning]" not in told.text and "cpu:" not in told.text
     assert "[" not in told.text.replace("(", "") and told.text.endswith("was reached.)")
-    assert told.result == {"culprit": "hashminer", "pid": 12}
+    # a CPU hog is no culprit of a question about the disk: it is said, after what was asked, as found elsewhere
+    assert told.result == {} and "Elsewhere on this machine they found: CPU hog: hashminer" in told.text
+    slow = assemble(read_question("why is my computer slow?"), Evidence((CPU_HOG, MEM_OK), ("cpu", "memory")), "x")
+    assert slow.result == {"culprit": "hashminer", "pid": 12}
+    assert slow.text.startswith("The appliance's checks found a problem: CPU hog: hashminer") and "Elsewhere" not in slow.text
     clear = assemble(question, Evidence((PLACE_OK,), ("filesystem_full",)), "no answer held")
     assert clear.text.startswith("The checks of disk space found nothing wrong: not full")

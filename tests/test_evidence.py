@@ -280,3 +280,57 @@ def test_a_finish_only_step_begins_with_what_the_checks_settled():
     last_schema = model.calls[3][1]
     finishes = [o for o in last_schema.get("anyOf", [last_schema]) if o["properties"]["action"]["const"] == "finish"]
     assert finishes[0]["properties"]["action_input"]["properties"]["result"]["properties"]["culprit"] == {"enum": ["reaper"]}
+
+
+def test_a_space_question_naming_no_place_measures_the_fullest_filesystem(tmp_path):
+    """"what is filling my disk?" names no folder: the fullest filesystem's largest folders and files
+    are in front of the model before its first step; a question naming a place, or about something
+    else, gets no such look."""
+    import subprocess
+
+    from appliance.agent.question.question import read_question
+
+    mount = tmp_path / "scratch"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)]).returncode != 0:
+        pytest.fail("!!! could not mount a tmpfs (needs root)")
+    try:
+        (mount / "renders").mkdir()
+        (mount / "notes").mkdir()
+        (mount / "notes" / "a.txt").write_bytes(b"n" * 4096)
+        with open(mount / "renders" / "frame.bin", "wb", buffering=0) as out:
+            try:
+                for _ in range(8):
+                    out.write(os.urandom(1 << 20))
+            except OSError:
+                pass  # full: the point
+        registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
+        source = MachineEvidence(registry)
+        evidence = source.gather(read_question("what is filling my disk?"), frozenset())
+        assert [(look.tool, look.path) for look in evidence.looks] == [("dir_sizes", str(mount)),
+                                                                       ("largest_files", str(mount))]
+        sizes = evidence.looks[0].result["data"]
+        assert sizes["largest"][0]["path"] == str(mount / "renders"), sizes
+        assert any(f.family == "disk_usage" and f.culprit == "renders" for f in evidence.places)
+        assert evidence.looks[1].result["data"]["files"] == [] or \
+            evidence.looks[1].result["data"]["files"][0]["path"] == str(mount / "renders" / "frame.bin")
+        assert [look.tool for look in source.gather(read_question("which file is the biggest one on this disk?"),
+                                                    frozenset()).looks] == ["largest_files"]
+        named = source.gather(read_question(f"which folder under {mount} takes the most space?"), frozenset())
+        assert all(look.path == str(mount) and look.tool == "dir_sizes" for look in named.looks)
+        assert source.gather(read_question("is port 22 free?"), frozenset()).looks == ()
+    finally:
+        subprocess.run(["umount", str(mount)])
+
+
+def test_a_count_with_no_name_falls_to_the_busiest_processes():
+    from appliance.agent.prompt import kind_call
+    from appliance.agent.question.question import read_question
+
+    specs = build_registry(ToolContext(policy=PathPolicy.default())).specs
+    unnamed = read_question("how many processes are running right now?")
+    named = read_question("how many nginx processes are running?")
+    assert unnamed.asks.value == named.asks.value == "count"
+    assert kind_call(unnamed, specs)[0] == "top_processes"
+    assert kind_call(named, specs) == ("process_tree", {"name": "nginx"})
+    assert kind_call(named, specs, called=["process_tree"])[0] == "top_processes"

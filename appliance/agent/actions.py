@@ -247,7 +247,7 @@ def every_schema(specs: Iterable[ToolSpec], settings: EngineSettings) -> dict[st
     cases = {"step": step_schema(specs, settings), "reflection": reflection_schema(settings)}
     for name, input_schema in action_input_schemas(specs, settings).items():
         cases[name] = _step_object(settings, name, input_schema)
-    cases["finish-settled"] = _step_object(settings, FINISH, finish_input_schema(settings, ("flakyd-7d9f", "/mnt/x")))
+    cases["finish-settled"] = _step_object(settings, FINISH, finish_input_schema(settings, ("worker-7d9f", "/mnt/x")))
     return cases
 
 

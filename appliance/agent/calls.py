@@ -39,9 +39,11 @@ class CallLog:
     latest: dict[str, CachedObservation] = field(default_factory=dict)
     seen_bodies: set[str] = field(default_factory=set)
     seen_lines: set[str] = field(default_factory=set)
+    tools: set[str] = field(default_factory=set)  # the tools called, whatever their arguments
 
-    def note_call(self, key: str) -> int:
+    def note_call(self, key: str, tool: str) -> int:
         """Record one more occurrence of the call; how many there have been, this one included."""
+        self.tools.add(tool)
         self.occurrences[key] = self.occurrences.get(key, 0) + 1
         return self.occurrences[key]
 

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
+from appliance.agent.question.kinds import Asks, Resource
 from appliance.agent.question.question import Question, as_question, named_paths, named_ports
 from appliance.agent.early import Early
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, run_all
@@ -30,7 +31,7 @@ from appliance.analyzers.named_path import path_findings
 from appliance.analyzers.network import port_finding
 from appliance.analyzers.reach import ANALYZER as REACH
 from appliance.analyzers.reach import reach_finding
-from appliance.analyzers.storage import place_findings
+from appliance.analyzers.storage import fullest_mount, place_findings
 from appliance.tools.base import Registry
 from appliance.tools.logs import LOG_FOLDER, LOG_NAME, is_log_path
 from appliance.tools.paths import PathPolicy
@@ -238,6 +239,31 @@ def plan_look(path: str, listing: dict | None, inner_logs: Sequence[str] = (), *
     return [("dir_sizes", {"path": path, "depth": 1, "top": 8})]
 
 
+# For a question about disk space that names no place, what is measured on the fullest filesystem
+# before the first step, by what it asks: its largest folders and its largest files ("what is filling
+# my disk?" had no folder to name until the model thought to look, and it rarely did).
+SPACE_LOOKS: dict[Asks, tuple[str, ...]] = {
+    Asks.FOLDER: ("dir_sizes", "largest_files"),
+    Asks.EXPLANATION: ("dir_sizes", "largest_files"),
+    Asks.FILE: ("largest_files",),
+}
+
+
+def space_looks(question: Question) -> tuple[str, ...]:
+    """The tools that measure the fullest filesystem for this question (none when it names a place
+    or is not about disk space)."""
+    if question.paths or question.resource is not Resource.DISK_SPACE:
+        return ()
+    return SPACE_LOOKS.get(question.asks, ())
+
+
+def space_call(tool: str, mount: str) -> dict:
+    """The arguments of a space look at a mount point: one level of folders, the files of 100 MiB or more."""
+    if tool == "dir_sizes":
+        return {"path": mount, "depth": 1, "top": 8}
+    return {"path": mount, "top": 5, "min_size_mb": 100}
+
+
 ReadingsFactory = Callable[[frozenset[int]], Readings]
 """The reading of one check from the appliance's own pids (its windows are the factory's to choose)."""
 
@@ -300,7 +326,7 @@ class MachineEvidence:
         get the same text (a read-ahead for one serves the other)."""
         question = as_question(question)
         return (self._topics(question), question.paths, question.ports,
-                port_asking(question) if question.ports else ())
+                port_asking(question) if question.ports else (), space_looks(question))
 
     def _topics(self, question: Question) -> tuple[str, ...]:
         """The question's families among those this source checks."""
@@ -329,6 +355,11 @@ class MachineEvidence:
 
     def _looks(self, question: Question, readings: Readings, storage: bool) -> list[Look]:
         looks: list[Look] = []
+        mount = fullest_mount(readings) if space_looks(question) else None
+        for tool in space_looks(question) if mount else ():
+            if self.registry.get(tool) is not None and len(looks) < self.max_looks:
+                args = space_call(tool, mount or "/")
+                looks.append(Look(mount or "/", tool, args, self.registry.call(tool, args)))
         for path in named_paths(question):
             expanded = os.path.expanduser(path)
             listing = None

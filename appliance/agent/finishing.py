@@ -141,8 +141,7 @@ class Finisher:
         when the answer lacked a fact; None when there is none to run."""
         if misfit.kind not in LACKS_FACT or self.run_tool is None:
             return None
-        called = {key.split(" ", 1)[0] for key in self.memory.calls.occurrences}
-        call = kind_call(self.question, self.specs, called)
+        call = kind_call(self.question, self.specs, self.memory.calls.tools)
         if call is None:
             return None
         outcome = self.run_tool(step, *call)

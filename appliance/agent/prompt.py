@@ -250,9 +250,11 @@ def kind_call(question: Question, specs: Iterable[ToolSpec], called: Iterable[st
     """The call of the question's kind not made yet, with the arguments the question gives (its
     place, port or name; the root filesystem for "what fills my disk?"), or None."""
     done = set(called)
-    tool = next((t for t in kind_tools(question, specs) if t not in done), None)
-    if tool is None:
+    # a process tree needs a name to search for; without one, the next tool of the kind serves
+    usable = [t for t in kind_tools(question, specs) if t not in done and (t != "process_tree" or question.names)]
+    if not usable:
         return None
+    tool = usable[0]
     place = question.paths[0] if question.paths else "/"
     arguments: dict[str, dict] = {
         "dir_sizes": {"path": place, "depth": 1, "top": 8}, "largest_files": {"path": place, "top": 8},
@@ -260,8 +262,6 @@ def kind_call(question: Question, specs: Iterable[ToolSpec], called: Iterable[st
         "process_tree": {"name": question.names[0]} if question.names else {},
         "top_processes": {"sort_by": "memory" if question.resource is Resource.MEMORY else "cpu"},
     }
-    if tool == "process_tree" and not question.names:
-        return None
     return tool, arguments.get(tool, {})
 
 

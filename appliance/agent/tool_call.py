@@ -49,7 +49,7 @@ class ToolCaller:
         self.ctl.looked = True
         calls = self.memory.calls
         key = call_key(action, action_input)
-        count = calls.note_call(key)
+        count = calls.note_call(key, action)
         previous = calls.previous(key)
         spec = self.registry.get(action)
         now = self.clock()

@@ -77,11 +77,14 @@ class Analyzer:
     topics: words a person uses for this family ("slow", "fan", "cpu"); the engine shows the
         verdicts of the families a question is about, beside every warning and critical finding.
     func: readings -> findings.
+    past: its problems are events that happened (a kill, a logged error), not a state of the
+        machine now; an answer about a part of the machine the event is not about may leave it out.
     """
 
     family: str
     topics: tuple[str, ...]
     func: AnalyzerFunc
+    past: bool = False
 
 
 def worst(findings: list[Finding]) -> str:

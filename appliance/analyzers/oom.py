@@ -80,4 +80,5 @@ def analyze(readings: Readings) -> list[Finding]:
     return [Finding("oom", severity, verdict, values, culprit=last.name, pid=last.pid)]
 
 
-ANALYZER = Analyzer("oom", ("oom", "out of memory", "killed", "crash", "memory", "disappeared"), analyze)
+ANALYZER = Analyzer("oom", ("oom", "out of memory", "killed", "crash", "memory", "disappeared"), analyze,
+                    past=True)

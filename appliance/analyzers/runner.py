@@ -17,6 +17,8 @@ from appliance.analyzers.readings import ReadingUnavailable, Readings
 from appliance.analyzers.families import FAMILIES
 
 ANALYZERS: tuple[Analyzer, ...] = FAMILIES
+# The families whose problems are past events (Analyzer.past).
+PAST_FAMILIES = frozenset(a.family for a in ANALYZERS if a.past)
 
 
 def _one_line(exc: BaseException) -> str:

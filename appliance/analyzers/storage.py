@@ -105,6 +105,16 @@ INODES = Analyzer("inodes", ("inode", "inodes", "disk", "full", "space", "save",
                   analyze_inodes)
 
 
+def fullest_mount(readings: Readings) -> str | None:
+    """The mount point of the filesystem a "what fills my disk?" is most likely about: the worst by
+    the space verdict, then the most used; None when no storage filesystem is mounted."""
+    rank = {OK: 0, WARNING: 1, CRITICAL: 2}
+    found = filesystems(readings)
+    if not found:
+        return None
+    return max(found, key=lambda fs: (rank[space_severity(fs)], fs.used_percent)).mount.mountpoint
+
+
 def filesystem_of(path: str, readings: Readings) -> Filesystem | None:
     """The storage filesystem that holds `path` (the mount with the longest mount point above it)."""
     real = os.path.realpath(os.path.expanduser(path))

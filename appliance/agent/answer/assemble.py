@@ -36,28 +36,36 @@ def _sentences(verdicts: list[str]) -> str:
 
 
 def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence[str] = ()) -> Assembled:
-    """What the checks found about the question, problems first, then what they judged fine in
-    its families, then the last things the steps' tools showed (`read`); `reason`: why the model's
-    answer is not given (plain words)."""
+    """What the checks found about the part of the machine asked about, problems first, then what
+    they judged fine there, then the problems elsewhere (a question about the disk is not answered
+    with an OOM kill of an hour ago, nor does it hide it), then the last things the steps' tools
+    showed (`read`); `reason`: why the model's answer is not given (plain words). The culprit is
+    one of the part asked about, or none."""
     if question.asks is Asks.OUT_OF_SCOPE:
         text = ("This question is not about this computer, so the appliance cannot answer it from what the machine "
                 f"shows (answer put together by the appliance: {reason}).")
         return Assembled(text, {}, ())
     shown = evidence.shown()
-    problems = [f for f in shown if f.is_problem][:SHOWN]
+    problems = [f for f in shown if f.is_problem]
+    named = evidence.topics or evidence.places
+    ours = [f for f in evidence.asked_problems() if f in problems] if named else problems
+    elsewhere = [f for f in problems if f not in ours][:SHOWN]
+    ours = ours[:SHOWN]
     asked = evidence.topics or GENERAL_FAMILIES
     fine = [f for f in shown if not f.is_problem and (f.family in asked or f in evidence.places)][:SHOWN]
     parts = []
-    if problems:
-        parts.append(f"The appliance's checks found a problem: {_sentences([f.verdict for f in problems])}")
+    if ours:
+        parts.append(f"The appliance's checks found a problem: {_sentences([f.verdict for f in ours])}")
     if fine:
-        lead = "They found nothing wrong here" if problems else f"The checks of {_ABOUT[question.resource]} found nothing wrong"
+        lead = "They found nothing wrong here" if ours else f"The checks of {_ABOUT[question.resource]} found nothing wrong"
         parts.append(f"{lead}: {_sentences([f.verdict for f in fine])}")
+    if elsewhere:
+        parts.append(f"Elsewhere on this machine they found: {_sentences([f.verdict for f in elsewhere])}")
     if read:
         parts.append(f"What the appliance read on the way: {_sentences(list(read[-SHOWN:]))}")
     if not parts:
         parts.append(f"The appliance has no check that answers this about {_ABOUT[question.resource]}, and the "
                      "model gave no answer that this machine's readings back.")
     parts.append(f"(Answer put together by the appliance from its checks: {reason}.)")
-    lines = tuple(f.verdict for f in problems + fine)
-    return Assembled(" ".join(parts), finding_fields(problems[0]) if problems else {}, lines)
+    lines = tuple(f.verdict for f in ours + fine + elsewhere)
+    return Assembled(" ".join(parts), finding_fields(ours[0]) if ours else {}, lines)

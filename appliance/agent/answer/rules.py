@@ -27,6 +27,7 @@ from appliance.agent.answer.settled import settled_clear, verdicts_clear
 from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
 from appliance.agent.question.kinds import ANSWERABLE, THINGS, Asks
 from appliance.agent.question.question import Question, as_question
+from appliance.analyzers import PAST_FAMILIES
 from appliance.analyzers.base import Finding
 
 NO_FACT = "[no-observed-fact-named]"
@@ -257,6 +258,22 @@ def _settled_no(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     return _labelled(Kind.SAY_YES_OR_NO, settled_no(a.text, q, ctx.evidence))
 
 
+def _in_question(evidence: Evidence, q: Question) -> list[Finding]:
+    """The problems an answer must address: with no part of the machine named ("something is
+    off"), every problem shown; else those of the part asked about (its families and the places
+    it names), and for an open complaint about no named place also every other problem of the
+    machine now. A past event of another part (an OOM kill minutes ago, asked whether the CPU is
+    slow) is context the answer may leave out, and so is all else to a yes/no question or one
+    about a named place."""
+    problems = [f for f in evidence.shown() if f.is_problem]
+    if not (evidence.topics or evidence.places):
+        return problems
+    asked = evidence.asked_problems()
+    if q.asks is Asks.YES_NO or evidence.places:
+        return asked
+    return asked + [f for f in problems if f not in asked and f.family not in PAST_FAMILIES]
+
+
 _UNRELATED = re.compile(r"\b(?:unrelated|not\s+related|no\s+relation|not\s+(?:the\s+)?(?:cause|reason|why)|"
                         r"does\s+not\s+explain|doesn'?t\s+explain|cannot\s+explain|can'?t\s+explain)\b", re.I)
 
@@ -268,7 +285,7 @@ def _addresses_finding(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | N
     whatever the model looked at last while a CPU hog stood in the evidence."""
     if q.asks is Asks.YES_NO and not q.seeks_fault:
         return None  # a yes/no question of fact ("is port 8080 free?") asks about nothing wrong
-    problems = [f for f in ctx.evidence.shown() if f.is_problem and (f.culprit or f.path)]
+    problems = [f for f in _in_question(ctx.evidence, q) if f.culprit or f.path]
     if not problems or names_a_problem(a.stated, problems) or _UNRELATED.search(a.text):
         return None
     first = problems[0]
