@@ -66,6 +66,8 @@ def test_process_tree_counts_a_name_and_names_the_parent_and_a_pid_gets_its_ance
         child = next(r["pid"] for r in by_name["data"]["processes"] if r["pid"] != parent)
         around = call(Path("/tmp"), "process_tree", pid=child)
         mine = call(Path("/tmp"), "process_tree", pid=os.getpid())
+        both = call(Path("/tmp"), "process_tree", name=token, pid=child)  # a model often gives both
+        disagree = call(Path("/tmp"), "process_tree", name=f"other{token}", pid=child)
     finally:
         kill(parent)
     data = by_name["data"]
@@ -74,8 +76,9 @@ def test_process_tree_counts_a_name_and_names_the_parent_and_a_pid_gets_its_ance
     assert f"4 of them started by pid={parent}" in data["headline"]
     assert around["data"]["ancestry"][0]["pid"] == parent and around["data"]["process"]["pid"] == child
     assert mine["data"]["process"]["self"]  # the appliance is marked, even when asked about by pid
-    refused = call(Path("/tmp"), "process_tree", name="x", pid=1)
-    assert refused["status"] == "invalid"
+    assert both["status"] == "ok" and both["data"]["process"]["pid"] == child
+    assert disagree["status"] == "invalid" and f"PID {child} is " in disagree["error"]
+    assert call(Path("/tmp"), "process_tree")["status"] == "invalid"
 
 
 def _as_user(user: str, body: str) -> str:

@@ -159,12 +159,14 @@ def process_tree(
 ) -> dict:
     """Processes by name (like pgrep -a): count, pids and who starts them; or one pid's parents and children.
     Use for "how many X run", "who keeps starting X"."""
-    if bool(name.strip()) == bool(pid):
-        return fail("give either name or pid", INVALID)
+    if not name.strip() and not pid:
+        return fail("give a name or a pid", INVALID)
     procs, own, now = table(), own_tree(ctx.self_pids), time.time()
     if pid:
         if pid not in procs:
             return fail(f"no process with PID {pid} (it may have exited)", ERROR)
+        if name.strip() and not matches(procs[pid], name.strip()):  # both given: they must agree
+            return fail(f"PID {pid} is {procs[pid].get('name') or '?'}, not {name.strip()!r}: give one of them", INVALID)
         return ok(around(pid, procs, own, now))
     data = by_name(name.strip(), procs, own, now)
     if not data["count"]:

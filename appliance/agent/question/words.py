@@ -310,6 +310,12 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
         return Asks.OUT_OF_SCOPE, True
     if _FACT.search(text) and not _FAULT.search(text):
         return Asks.SYSTEM_FACT, True
+    # "Does any process hold a large number of …? If so, which?" asks for the thing; its count or
+    # amount words say what makes it one
+    thing = _CONDITIONAL_THING.search(text) if form == YES_NO_FORM and conditional_in(text) \
+        and _WHICH_WORD.search(text) else None
+    if thing:
+        return _THING_KIND[thing.group(1).lower()], True
     if _USER.search(text):
         return Asks.USER, True
     if _COUNT.search(text):
@@ -325,10 +331,6 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
     if form == WHICH:
         return Asks.PROCESS, False
     if form == YES_NO_FORM:
-        # "Is any process …? If so, which?" asks for the thing, when there is one
-        thing = _CONDITIONAL_THING.search(text) if conditional_in(text) and _WHICH_WORD.search(text) else None
-        if thing:
-            return _THING_KIND[thing.group(1).lower()], True
         return Asks.YES_NO, True
     if _LOG_Q.search(text) or any(p.endswith(".log") or "/log" in p for p in paths):
         return Asks.LOG_CAUSE, True
