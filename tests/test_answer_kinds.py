@@ -225,5 +225,25 @@ def test_the_engines_own_answer_is_plain_words_without_labels():
     slow = assemble(read_question("why is my computer slow?"), Evidence((CPU_HOG, MEM_OK), ("cpu", "memory")), "x")
     assert slow.result == {"culprit": "hashminer", "pid": 12}
     assert slow.text.startswith("The appliance's checks found a problem: CPU hog: hashminer") and "Elsewhere" not in slow.text
+    measured = Look("/", "largest_files", {}, {"status": "partial", "data": {"headline": "largest file: /var/tmp/r.bin 3.0 GiB"}})
+    looked = assemble(question, Evidence((PLACE_OK,), ("filesystem_full",), (measured,)), "no answer held",
+                      ['headline: fullest: / 27.7% used, 73.4 GiB free | note="tmpfs listed only when full"'])
+    assert "What the appliance measured: largest file: /var/tmp/r.bin 3.0 GiB." in looked.text
+    assert "read on the way: fullest: / 27.7% used, 73.4 GiB free." in looked.text and "note=" not in looked.text
     clear = assemble(question, Evidence((PLACE_OK,), ("filesystem_full",)), "no answer held")
     assert clear.text.startswith("The checks of disk space found nothing wrong: not full")
+
+
+def test_an_entry_of_the_root_folder_is_under_it():
+    """The fullest filesystem measured before the first step is often `/`: "/opt is filling the disk"
+    names an entry under it (the rule once read `/` as no place at all and sent every answer back)."""
+    from appliance.agent.answer.fit import outside_place
+
+    question = read_question("what is filling my disk?")
+    bodies = ['headline: largest: /opt 8.2 GiB (34.2%)\n  path=/opt type=dir size="8.2 GiB"\n  path=/var type=dir']
+    assert outside_place(question, "/opt is filling the disk.", {"culprit": "/opt"}, ["/"], bodies) is None
+    assert outside_place(question, "The disk is 28 % used.", {}, ["/"], bodies) is not None
+    # a sibling that shares the folder's name as a prefix is not under it
+    assert outside_place(read_question("which folder under /srv/projects takes the most space?"),
+                         "/srv/projects-old takes the most.", {}, ["/srv/projects"],
+                         ["path=/srv/projects-old size=9 GiB\npath=/srv/projects/docs size=1 GiB"]) is not None

@@ -218,6 +218,21 @@ def test_a_free_text_culprit_beside_an_answer_naming_observed_facts_is_dropped_n
     assert check_answer("/srv/uploads is full.", {"process": "uploadd"}, bodies, tools_worked=True).invented
 
 
+def test_fields_all_in_the_models_own_words_go_when_the_answer_names_what_was_observed():
+    """"how long since the last reboot?" answered with the uptime the check read, and result fields
+    of the model's own words ("no reboot"): the fields go, the answer stands; with an answer that
+    names nothing observed, the same fields still send it back."""
+    from appliance.agent.answer.checks import check_answer
+
+    bodies = ["[ok] uptime: up 3 h 37 min since 2026-12-04 20:19; no boot history recorded"]
+    fields = {"culprit": "system", "value": "no reboot"}
+    kept = check_answer("The machine has been up 3 h 37 min, since 2026-12-04 20:19.", fields, bodies,
+                        tools_worked=True)
+    assert kept.problem is None and kept.result == {} and set(kept.dropped) == {"culprit", "value"}
+    refused = check_answer("It was rebooted recently.", fields, bodies, tools_worked=True)
+    assert refused.kind is Kind.UNBACKED_FIELD
+
+
 def test_an_answer_that_says_nothing_is_wrong_names_no_culprit_unless_the_checks_found_it():
     from appliance.agent.answer.agreement import all_clear_drops
 

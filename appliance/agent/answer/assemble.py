@@ -31,6 +31,14 @@ class Assembled:
     evidence: tuple[str, ...]
 
 
+def _plain(line: str) -> str:
+    """A tool's summary as a person reads it: its headline alone ("headline: fullest: / 28 % used |
+    note=…" → "fullest: / 28 % used"); other lines as they are."""
+    if line.startswith("headline: "):
+        return line[len("headline: "):].split(" | ", 1)[0]
+    return line
+
+
 def _sentences(verdicts: list[str]) -> str:
     return "; ".join(v.rstrip(". ") for v in verdicts) + "."
 
@@ -38,8 +46,8 @@ def _sentences(verdicts: list[str]) -> str:
 def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence[str] = ()) -> Assembled:
     """What the checks found about the part of the machine asked about, problems first, then what
     they judged fine there, then the problems elsewhere (a question about the disk is not answered
-    with an OOM kill of an hour ago, nor does it hide it), then the last things the steps' tools
-    showed (`read`); `reason`: why the model's answer is not given (plain words). The culprit is
+    with an OOM kill of an hour ago, nor does it hide it), then what the looks before the first step
+    measured and the last things the steps' tools showed (`read`), by their headlines; `reason`: why the model's answer is not given (plain words). The culprit is
     one of the part asked about, or none."""
     if question.asks is Asks.OUT_OF_SCOPE:
         text = ("This question is not about this computer, so the appliance cannot answer it from what the machine "
@@ -61,8 +69,12 @@ def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence
         parts.append(f"{lead}: {_sentences([f.verdict for f in fine])}")
     if elsewhere:
         parts.append(f"Elsewhere on this machine they found: {_sentences([f.verdict for f in elsewhere])}")
+    measured = [str(look.result["data"]["headline"]) for look in evidence.looks
+                if isinstance(look.result.get("data"), dict) and look.result["data"].get("headline")]
+    if measured:
+        parts.append(f"What the appliance measured: {_sentences(measured[:SHOWN])}")
     if read:
-        parts.append(f"What the appliance read on the way: {_sentences(list(read[-SHOWN:]))}")
+        parts.append(f"What the appliance read on the way: {_sentences([_plain(line) for line in read[-SHOWN:]])}")
     if not parts:
         parts.append(f"The appliance has no check that answers this about {_ABOUT[question.resource]}, and the "
                      "model gave no answer that this machine's readings back.")

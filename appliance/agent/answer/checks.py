@@ -196,7 +196,11 @@ def check_answer(answer: str, result: Mapping[str, Any], bodies: list[str], *, t
     # full: /srv/uploads 100 % used" with culprit "disk").
     names_observed = any(k in LOOSE_FIELDS for k in unbacked) and _mentions(answer, haystack, observed_facts(bodies))
     fatal = [k for k in unbacked if k in MAIN_FIELDS and not (k in LOOSE_FIELDS and (grounded or names_observed))]
-    if unbacked and (len(unbacked) == len(result) or fatal):
+    # every field unbacked: the answer rests on nothing, unless they are all the model's own words
+    # beside an answer that names what the observations showed ("up 3 h 37 min since 20:19" with
+    # value "no reboot"), which the fields' going leaves whole
+    nothing_backed = len(unbacked) == len(result) and not (names_observed and all(k in LOOSE_FIELDS for k in unbacked))
+    if unbacked and (nothing_backed or fatal):
         key = (fatal or unbacked)[0]
         return Verdict(f"[result.{key}={result[key]!r} not-in-any-observation]", result, invented=True,
                        kind=Kind.UNBACKED_FIELD, own=f"[result.{key} not-in-any-observation]")

@@ -197,13 +197,14 @@ def outside_place(question: "Question | str", answer: str, result: Mapping[str, 
     asks_which = question_form(question) == WHICH or as_question(question).says_which
     if not asks_which or not places or denies_all(answer):
         return None
-    roots = [p.rstrip("/").lower() for p in places if p.rstrip("/")]
+    roots = [p.rstrip("/").lower() for p in places]  # "" for the root folder: every absolute path is under it
     stated = " ".join([answer, *(str(v) for v in result.values())]).lower()
     under = {t.lower().rstrip("/") for body in bodies for t in _PATH_TOKEN.findall(body)
-             if any(t.lower().startswith(root) for root in roots)}
-    for path in under | set(roots):
+             if any(t.lower().startswith(root + "/") or t.lower() == root for root in roots)}
+    for path in under | {root for root in roots if root}:
         name = path.rsplit("/", 1)[-1]
-        if path in stated or (len(name) >= 3 and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", stated)):
+        if re.search(rf"{re.escape(path)}(?![\w.-])", stated) or \
+                (len(name) >= 3 and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", stated)):
             return None
     return (f"[not-under-the-place: the question asks about {places[0]}; name the entry under it that an "
             "observation shows]")
