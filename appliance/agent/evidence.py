@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
-from appliance.agent.question.kinds import Asks, Resource
 from appliance.agent.question.question import Question, as_question, named_paths, named_ports
 from appliance.agent.early import Early
+from appliance.agent.space_looks import space_call, space_looks
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, run_all
 from appliance.analyzers.app_folder import app_folder_findings, folder_logs
 from appliance.analyzers.base import Analyzer
@@ -105,6 +105,13 @@ class Evidence:
         log), then those of its families."""
         found = sorted((f for f in self.places if f.is_problem), key=lambda f: f.family == LOGS)
         return found + [f for f in self.findings if f.family in self.topics and f.is_problem and f not in found]
+
+    def part_problems(self) -> list[Finding]:
+        """The problems of the part of the machine the question is about (`asked_problems`); when it
+        names no part (no family, no place: "something is off"), every problem shown."""
+        if self.topics or self.places:
+            return self.asked_problems()
+        return [f for f in self.shown() if f.is_problem]
 
     def answerable_ports(self, question: "Question | str") -> list[int]:
         """The ports an answer may deny things about: those the question names and those the
@@ -239,31 +246,6 @@ def plan_look(path: str, listing: dict | None, inner_logs: Sequence[str] = (), *
     return [("dir_sizes", {"path": path, "depth": 1, "top": 8})]
 
 
-# For a question about disk space that names no place, what is measured on the fullest filesystem
-# before the first step, by what it asks: its largest folders and its largest files ("what is filling
-# my disk?" had no folder to name until the model thought to look, and it rarely did).
-SPACE_LOOKS: dict[Asks, tuple[str, ...]] = {
-    Asks.FOLDER: ("dir_sizes", "largest_files"),
-    Asks.EXPLANATION: ("dir_sizes", "largest_files"),
-    Asks.FILE: ("largest_files",),
-}
-
-
-def space_looks(question: Question) -> tuple[str, ...]:
-    """The tools that measure the fullest filesystem for this question (none when it names a place
-    or is not about disk space)."""
-    if question.paths or question.resource is not Resource.DISK_SPACE:
-        return ()
-    return SPACE_LOOKS.get(question.asks, ())
-
-
-def space_call(tool: str, mount: str) -> dict:
-    """The arguments of a space look at a mount point: one level of folders, the files of 100 MiB or more."""
-    if tool == "dir_sizes":
-        return {"path": mount, "depth": 1, "top": 8}
-    return {"path": mount, "top": 5, "min_size_mb": 100}
-
-
 ReadingsFactory = Callable[[frozenset[int]], Readings]
 """The reading of one check from the appliance's own pids (its windows are the factory's to choose)."""
 
@@ -355,11 +337,13 @@ class MachineEvidence:
 
     def _looks(self, question: Question, readings: Readings, storage: bool) -> list[Look]:
         looks: list[Look] = []
-        mount = fullest_mount(readings) if space_looks(question) else None
-        for tool in space_looks(question) if mount else ():
-            if self.registry.get(tool) is not None and len(looks) < self.max_looks:
-                args = space_call(tool, mount or "/")
-                looks.append(Look(mount or "/", tool, args, self.registry.call(tool, args)))
+        tools = space_looks(question)
+        mount = fullest_mount(readings) if tools else None
+        if mount is not None:
+            for tool in tools:
+                if self.registry.get(tool) is not None and len(looks) < self.max_looks:
+                    args = space_call(tool, mount)
+                    looks.append(Look(mount, tool, args, self.registry.call(tool, args)))
         for path in named_paths(question):
             expanded = os.path.expanduser(path)
             listing = None

@@ -251,10 +251,10 @@ def kind_call(question: Question, specs: Iterable[ToolSpec], called: Iterable[st
     place, port or name; the root filesystem for "what fills my disk?"), or None."""
     done = set(called)
     # a process tree needs a name to search for; without one, the next tool of the kind serves
-    usable = [t for t in kind_tools(question, specs) if t not in done and (t != "process_tree" or question.names)]
-    if not usable:
+    tool = next((t for t in kind_tools(question, specs) if t not in done and (t != "process_tree" or question.names)),
+                None)
+    if tool is None:
         return None
-    tool = usable[0]
     place = question.paths[0] if question.paths else "/"
     arguments: dict[str, dict] = {
         "dir_sizes": {"path": place, "depth": 1, "top": 8}, "largest_files": {"path": place, "top": 8},

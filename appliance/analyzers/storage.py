@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
+from appliance.analyzers.base import CRITICAL, OK, SEVERITY_RANK, WARNING, Analyzer, Finding
 from appliance.analyzers.mounts import Filesystem, filesystems
 from appliance.analyzers.naming import shown_path, size
 from appliance.analyzers.readings import Readings
@@ -108,11 +108,10 @@ INODES = Analyzer("inodes", ("inode", "inodes", "disk", "full", "space", "save",
 def fullest_mount(readings: Readings) -> str | None:
     """The mount point of the filesystem a "what fills my disk?" is most likely about: the worst by
     the space verdict, then the most used; None when no storage filesystem is mounted."""
-    rank = {OK: 0, WARNING: 1, CRITICAL: 2}
     found = filesystems(readings)
     if not found:
         return None
-    return max(found, key=lambda fs: (rank[space_severity(fs)], fs.used_percent)).mount.mountpoint
+    return max(found, key=lambda fs: (SEVERITY_RANK[space_severity(fs)], fs.used_percent)).mount.mountpoint
 
 
 def filesystem_of(path: str, readings: Readings) -> Filesystem | None:
@@ -129,7 +128,7 @@ def filesystem_of(path: str, readings: Readings) -> Filesystem | None:
 
 def place_findings(path: str, readings: Readings) -> list[Finding]:
     """The space, inode and read-only verdicts of the filesystem that holds a place a person names:
-    "is /srv/uploads about to fill up?" is about that filesystem, not the machine's fullest one."""
+    "is /data/incoming about to fill up?" is about that filesystem, not the machine's fullest one."""
     fs = filesystem_of(path, readings)
     if fs is None:
         return []

@@ -47,16 +47,16 @@ def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence
     """What the checks found about the part of the machine asked about, problems first, then what
     they judged fine there, then the problems elsewhere (a question about the disk is not answered
     with an OOM kill of an hour ago, nor does it hide it), then what the looks before the first step
-    measured and the last things the steps' tools showed (`read`), by their headlines; `reason`: why the model's answer is not given (plain words). The culprit is
-    one of the part asked about, or none."""
+    measured and the last things the steps' tools showed (`read`), by their headlines; `reason`:
+    why the model's answer is not given (plain words). The culprit is one of the part asked about,
+    or none."""
     if question.asks is Asks.OUT_OF_SCOPE:
         text = ("This question is not about this computer, so the appliance cannot answer it from what the machine "
                 f"shows (answer put together by the appliance: {reason}).")
         return Assembled(text, {}, ())
     shown = evidence.shown()
     problems = [f for f in shown if f.is_problem]
-    named = evidence.topics or evidence.places
-    ours = [f for f in evidence.asked_problems() if f in problems] if named else problems
+    ours = [f for f in evidence.part_problems() if f in problems]
     elsewhere = [f for f in problems if f not in ours][:SHOWN]
     ours = ours[:SHOWN]
     asked = evidence.topics or GENERAL_FAMILIES

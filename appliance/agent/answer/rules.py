@@ -265,13 +265,10 @@ def _in_question(evidence: Evidence, q: Question) -> list[Finding]:
     machine now. A past event of another part (an OOM kill minutes ago, asked whether the CPU is
     slow) is context the answer may leave out, and so is all else to a yes/no question or one
     about a named place."""
-    problems = [f for f in evidence.shown() if f.is_problem]
-    if not (evidence.topics or evidence.places):
-        return problems
-    asked = evidence.asked_problems()
+    asked = evidence.part_problems()
     if q.asks is Asks.YES_NO or evidence.places:
         return asked
-    return asked + [f for f in problems if f not in asked and f.family not in PAST_FAMILIES]
+    return asked + [f for f in evidence.shown() if f.is_problem and f not in asked and f.family not in PAST_FAMILIES]
 
 
 _UNRELATED = re.compile(r"\b(?:unrelated|not\s+related|no\s+relation|not\s+(?:the\s+)?(?:cause|reason|why)|"

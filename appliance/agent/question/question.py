@@ -96,7 +96,6 @@ class Question:
                 "paths": list(self.paths), "ports": list(self.ports), "pids": list(self.pids),
                 "names": list(self.names), "families": list(self.families), "by": self.source}
 
-
     def relabelled(self, asks: Asks, resource: Resource, fault: bool, known: Sequence[str] = ()) -> "Question":
         """The same question with the labels the model chose where the words left them open: the
         thing a which-question asks for when no word named it, the resource when they named none,
