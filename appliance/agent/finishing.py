@@ -41,7 +41,7 @@ CUT = "…"
 
 def without_cut_word(parsed: Step, max_chars: int) -> Step:
     """An answer the grammar cut at its length bound ends in a word the model did not finish (a
-    path cut to "/srv/reports/di"): that word is not a claim, so it goes before the answer is
+    path cut to "/data/exports/da"): that word is not a claim, so it goes before the answer is
     judged or shown, and the answer ends with "…"."""
     answer = str(parsed.action_input.get("answer", ""))
     if len(answer) < max_chars or " " not in answer.strip():

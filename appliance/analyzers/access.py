@@ -1,7 +1,7 @@
 """Why was a write denied? A "permission denied" line in a log the person names, checked against
 the denied place's owner and mode and the user of the process that writes that log.
 
-Why: "[Errno 13] Permission denied: '/srv/reports/daily-001.csv'" says the kernel refused, not
+Why: "[Errno 13] Permission denied: '/data/exports/daily-001.csv'" says the kernel refused, not
 why. A person runs `ls -ld` on the path (or, for a file not created yet, on the folder it would be
 created in, and on every folder above it that must be passed through) and `ps -o user` on the
 writer next; so does this, with the same POSIX rule the kernel applies to a process without

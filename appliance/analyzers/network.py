@@ -158,7 +158,7 @@ def connections(readings: Readings) -> list[Finding]:
         return findings
     busiest = next(((pid, c) for pid, c in sorted(per_pid.items(), key=lambda kv: -kv[1]["all"])
                     if pid is not None and pid not in own), None)
-    # phrased like the other rankings ("the most, 302, in threadfarm (pid 29368)"): one clause
+    # phrased like the other rankings ("the most, 302, in NAME (pid N)"): one clause
     top = f"; the most, {busiest[1]['all']}, in {_name(busiest[0], readings)} (pid {busiest[0]})" if busiest else ""
     closed = totals[psutil.CONN_TIME_WAIT]
     states = {k: v for k, v in totals.items() if k not in ("inbound", "outbound")}

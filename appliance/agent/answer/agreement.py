@@ -66,8 +66,8 @@ def unasked_culprit(result: Mapping[str, Any], seeks_fault: bool) -> tuple[str, 
 def all_clear_drops(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
                     asks_which: bool) -> tuple[str, ...]:
     """The fields an answer that says nothing is wrong cannot keep: a culprit ("the daily reports
-    run without errors" with culprit "reportgen"), and any field that claims the fault the answer
-    denies ("No problem found: …" with value "logs contain errors", the refused answer's field
+    run without errors" with the writing program as culprit), and any field that claims the fault
+    the answer denies ("No problem found: …" with value "logs contain errors", the refused answer's field
     kept through a retry). An all-clear names nothing at fault, unless the field names a problem
     the checks found. The process a which-question asks for stays: there it is the thing asked
     about, not a culprit."""
@@ -147,7 +147,7 @@ _OTHER_RESOURCE = re.compile(r"\b(?:cpu|cores?|processors?|memory|ram|swap|load|
 
 def first_ranked(findings: Sequence[Finding], topic: str | None) -> tuple[Finding, str, str] | None:
     """The verdict of the question's own family that names a process first in its ranking
-    ("thread counts are normal: the most, 302, in threadfarm (pid 29368)"), with that name and pid."""
+    ("thread counts are normal: the most, 302, in NAME (pid N)"), with that name and pid."""
     for finding in (f for f in findings if f.family == topic):
         match = NAMED_PROCESS.search(finding.verdict)
         if match is not None:
@@ -182,8 +182,8 @@ def wrong_place(answer: str, result: Mapping[str, Any], places: Sequence[Finding
                 findings: Sequence[Finding] = ()) -> str | None:
     """A reason when the question names a place and the answer gives a share of space that is not
     the share of the filesystem holding that place, without naming that filesystem ("/ is 23 %
-    used" for "is /srv/uploads about to fill up?"). A share a folder verdict among `findings`
-    states (an entry's part of its folder: "render-farm holds 96.2 % of …/projects") is the
+    used" for "is /data/incoming about to fill up?"). A share a folder verdict among `findings`
+    states (an entry's part of its folder: "ENTRY holds 96.2 % of …/FOLDER") is the
     answer to what fills the place, not another filesystem's use."""
     spaces = [f for f in places if f.family == "filesystem_full" and "used_percent" in f.values]
     if not spaces:

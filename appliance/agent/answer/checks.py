@@ -193,7 +193,7 @@ def check_answer(answer: str, result: Mapping[str, Any], bodies: list[str], *, t
     padded_words = f" {' '.join(_words(haystack))} "
     grounded = any(_quotes(str(v), padded_words) for k, v in result.items() if k not in unbacked and isinstance(v, str))
     # ... and so is one when the answer itself names what the observations showed ("the disk is
-    # full: /srv/uploads 100 % used" with culprit "disk").
+    # full: /data/incoming 100 % used" with culprit "disk").
     names_observed = any(k in LOOSE_FIELDS for k in unbacked) and _mentions(answer, haystack, observed_facts(bodies))
     fatal = [k for k in unbacked if k in MAIN_FIELDS and not (k in LOOSE_FIELDS and (grounded or names_observed))]
     # every field unbacked: the answer rests on nothing, unless they are all the model's own words

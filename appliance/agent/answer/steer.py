@@ -72,7 +72,7 @@ def _top_clauses(text: str) -> list[str]:
 
 def statement(finding: Finding) -> str:
     """What a retry about a problem begins with: the clause of its verdict that names its culprit
-    ("hashminer (pid 12) uses 99 % of one core (threshold 75 %)", "/srv/docs (tmpfs) is mounted
+    ("NAME (pid N) uses 99 % of one core (threshold 75 %)", "/data/shared (tmpfs) is mounted
     read-only"), so the answer goes on from what the check established about it rather than from
     a bare name the model may pin another fault on; the name alone when no clause holds it or the
     clause is too long to leave room."""
@@ -155,7 +155,7 @@ def _ranked(misfit: Misfit, question: "Question | str", evidence: Evidence, bodi
 
 def _ranking_clause(name: str, evidence: Evidence) -> str:
     """What a which-retry begins with: the clause of the question's own verdict that ranks `name`
-    ("the most, 302, in threadfarm (pid 29368)"), so the answer goes on from the check's number
+    ("the most, 302, in NAME (pid N)"), so the answer goes on from the check's number
     rather than pinning a fault on a bare name; the name alone where no short clause holds it."""
     for family in evidence.topics:
         for finding in (f for f in evidence.findings if f.family == family):
@@ -270,7 +270,7 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     (`refused`: "…, which is why the root filesystem is full" where that check found none),
     or, after "No problem found", when it claims any fault again (most often the refused answer,
     word for word). Where the opening's own sentence goes on into such a claim ("the most, 80, in
-    fanout (pid 7) is opening tons of connections" where the check found them normal), the
+    NAME (pid N) is opening tons of connections" where the check found them normal), the
     sentence ends at the opening. The rest stays."""
     opening = next((o for o in openings if o and answer.startswith(o)), None)
     if opening is None:

@@ -291,7 +291,7 @@ _THING_KIND = {"process": Asks.PROCESS, "program": Asks.PROCESS, "folder": Asks.
 
 def lexical_resource(text: str) -> Resource:
     """The resource of the strongest cue the question uses (`_RESOURCES`' order), its paths left
-    out ("/srv/uploads" names a folder, not the network)."""
+    out ("/data/incoming" names a folder, not the network)."""
     words = _PATH.sub(" ", text)
     return next((resource for resource, pattern in _RESOURCES
                  if pattern.search(text if resource in _PATH_CUES else words)), Resource.NONE)
