@@ -17,6 +17,8 @@ import pytest
 
 DATA = Path(__file__).parent / "data" / "questions"
 FILES = ("kept.jsonl", "tune.jsonl")
+# A second held-out set, written later and blind; its 7 plain : 5 precise a kind keeps it out of the half-plain check.
+KEPT2 = "kept2.jsonl"
 ASKS = {"process", "user", "file", "folder", "filesystem", "port", "service", "log_cause", "count", "amount",
         "yes_no", "explanation", "system_fact", "out_of_scope"}
 RESOURCES = {"cpu", "memory", "disk_space", "disk_io", "network", "files", "processes", "time", "logs", "config",
@@ -30,11 +32,11 @@ def _rows(name: str) -> list[dict]:
         return [json.loads(line) for line in handle]
 
 
-ROWS = {name: _rows(name) for name in FILES}
+ROWS = {name: _rows(name) for name in FILES + (KEPT2,)}
 ALL = [row for name in FILES for row in ROWS[name]]
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", FILES + (KEPT2,))
 def test_every_row_has_the_labels_and_only_allowed_values(name):
     for row in ROWS[name]:
         assert set(row) == KEYS, row
@@ -58,7 +60,7 @@ def test_size_and_every_kind_and_resource_covered():
     assert {row["resource"] for row in ALL} == RESOURCES
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", FILES + (KEPT2,))
 def test_each_half_holds_every_kind_about_equally(name):
     """Both halves can measure every kind: at least 6 of each in each file."""
     per_kind = Counter(row["asks"] for row in ROWS[name])
@@ -67,7 +69,7 @@ def test_each_half_holds_every_kind_about_equally(name):
 
 
 def test_no_duplicate_texts_and_the_halves_are_disjoint():
-    texts = [row["text"] for row in ALL]
+    texts = [row["text"] for row in ALL + ROWS[KEPT2]]
     assert len(texts) == len(set(texts))
     folded = [" ".join(t.lower().split()) for t in texts]
     assert len(folded) == len(set(folded)), "two texts differ only in case or spacing"
