@@ -1,4 +1,4 @@
-"""The evaluation's splits (issue 31): dev and dev2 are tuned on, sealed never is. The splits are
+"""The evaluation's splits (issue 31): dev, dev2 and dev3 are tuned on, sealed never is. The splits are
 disjoint, names are unique, every sealed family has its four cases, every old family its three
 plain-language phrasings, every sealed case says what its question asks, and a family's name never
 selects a sealed case. No model runs and nothing is planted here."""
@@ -20,13 +20,13 @@ ASKS = {"process", "user", "file", "folder", "filesystem", "port", "service", "l
 
 
 def test_the_splits_are_disjoint_and_together_hold_every_case_once():
-    dev, dev2, sealed = (set(SUITES[name]) for name in ("dev", "dev2", "sealed"))
-    assert not dev & dev2 and not dev & sealed and not dev2 & sealed
+    splits = [set(SUITES[name]) for name in ("dev", "dev2", "dev3", "sealed")]
+    assert sum(len(s) for s in splits) == len(set().union(*splits))
     every = [s.name for s in (*SCENARIOS, *SEALED_SCENARIOS)]
     assert len(every) == len(set(every)) == len(by_name())
-    assert dev | dev2 | sealed == set(every)
-    assert not set(SUITES["full"]) & sealed, "full is what may be tuned on"
-    for name, split in (("dev", "dev"), ("dev2", "dev2"), ("sealed", "sealed")):
+    assert set().union(*splits) == set(every)
+    assert not set(SUITES["full"]) & splits[-1], "full is what may be tuned on"
+    for name, split in (("dev", "dev"), ("dev2", "dev2"), ("dev3", "dev3"), ("sealed", "sealed")):
         assert {s.split for s in suite(name)} == {split}
 
 
@@ -70,6 +70,19 @@ def test_a_family_name_never_selects_a_sealed_case_but_a_case_name_does():
     for family in FAMILIES:
         assert {s.split for s in suite(family.name)} == {"dev", "dev2"}
     assert [s.name for s in suite("cpu.plain1")] == ["cpu.plain1"]
+    for family in SEALED_FAMILIES:  # a checklist family's name picks its dev3 phrasings only
+        assert {s.split for s in suite(family.name)} == {"dev3"}, family.name
+
+
+def test_dev3_asks_each_checklist_family_about_its_fault_and_its_control_in_other_words():
+    dev3 = [s for s in SCENARIOS if s.split == "dev3"]
+    assert {s.family for s in dev3} == {f.name for f in SEALED_FAMILIES}
+    for family in SEALED_FAMILIES:
+        kinds = sorted(s.kind for s in dev3 if s.family == family.name)
+        assert kinds == ["control", "vague"], family.name
+    sealed_questions = {s.question for s in SEALED_SCENARIOS}
+    assert not sealed_questions & {s.question for s in dev3}
+    assert all(s.asks in ASKS for s in dev3)
 
 
 def test_a_sealed_family_joins_the_sealed_split_and_only_it(monkeypatch):

@@ -56,17 +56,17 @@ def register(subparsers) -> None:
 
     p = actions.add_parser("scenarios", help="the scenarios and suites")
     add_common_options(p)
-    p.add_argument("--split", choices=("dev", "dev2", "test", "sealed"), help="only the cases of this split")
+    p.add_argument("--split", choices=("dev", "dev2", "dev3", "test", "sealed"), help="only the cases of this split")
     p.set_defaults(handler=cmd_scenarios)
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
     default = argparse.SUPPRESS
     parser.add_argument("--suite", default=default,
-                        help="smoke, dev, dev2, sealed, full (dev and dev2), or scenario/family names joined by "
+                        help="smoke, dev, dev2, dev3, sealed, full (dev, dev2 and dev3), or scenario/family names joined by "
                              "commas (default: full)")
-    parser.add_argument("--split", choices=("dev", "dev2", "test", "sealed"), default=default,
-                        help="run one split: dev and dev2 are tuned on (test is dev2's old name); sealed is never "
+    parser.add_argument("--split", choices=("dev", "dev2", "dev3", "test", "sealed"), default=default,
+                        help="run one split: dev, dev2 and dev3 are tuned on (test is dev2's old name); sealed is never "
                              "tuned on (docs/eval.md)")
     parser.add_argument("--repeat", "-k", type=int, default=default, help="runs per scenario (default: 1)")
     parser.add_argument("--max-steps", type=int, default=default, help="engine step limit (default: the engine's)")
@@ -220,6 +220,6 @@ def cmd_scenarios(args: argparse.Namespace) -> int:
     print()
     for name, members in SUITES.items():
         print(f"suite {name} ({len(members)}): {', '.join(members)}")
-    print("(the suite test is dev2's old name; dev and dev2 are tuned on, sealed never is)")
+    print("(the suite test is dev2's old name; dev, dev2 and dev3 are tuned on, sealed never is)")
     sys.stdout.flush()
     return 0

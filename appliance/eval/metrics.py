@@ -249,7 +249,7 @@ def format_table(by_scenario: Mapping[str, Mapping[str, Any]], *, title: str = "
 
 
 KIND_ORDER = ("precise", "vague", "control")
-SPLIT_ORDER = ("dev", "dev2", "sealed")
+SPLIT_ORDER = ("dev", "dev2", "dev3", "sealed")
 
 
 def grouped(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -13,7 +13,8 @@ Splits, fixed by the families' order so they never depend on a run: family i (0-
 precise control when i is odd; `dev2` gets the other two. `dev2` was called `test` until its
 failures had been read often enough to make it a second `dev` (issue 31); `test` is still accepted
 as its old name. `sealed` holds every case of the checklist families and the plain phrasings of
-the old ones; it is never tuned on, and no family name selects it (only `sealed` or a case's own
+the old ones; it is never tuned on, while `dev3` holds other phrasings of the checklist families, written
+later to be tuned on (appliance/eval/checklist_dev.py); and no family name selects it (only `sealed` or a case's own
 name does), so a family's run while tuning never reads a sealed case (docs/eval.md).
 """
 
@@ -23,6 +24,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from appliance.eval.checklist_dev import DEV3 as DEV3_PHRASINGS
 from appliance.eval.fault import Fault
 from appliance.eval.families import FAMILIES, Family
 from appliance.eval.sandbox import Sandbox
@@ -33,7 +35,7 @@ from appliance.eval.scoring import not_all_clear
 PRECISE, VAGUE, CONTROL = "precise", "vague", "control"
 KINDS = (PRECISE, VAGUE, CONTROL)
 PLAIN = "plain"  # a phrasing: a plain-language question as people type it (sealed cases)
-DEV, DEV2, SEALED = "dev", "dev2", "sealed"
+DEV, DEV2, DEV3, SEALED = "dev", "dev2", "dev3", "sealed"
 SPLIT_ALIASES = {"test": DEV2}  # the old name of dev2
 
 
@@ -93,8 +95,22 @@ def _plain_cases(family: Family) -> list[Scenario]:
     ]
 
 
-# The tuned-on cases (dev and dev2), and the sealed ones.
-SCENARIOS: tuple[Scenario, ...] = tuple(c for i, f in enumerate(FAMILIES) for c in _cases(f, i))
+def _dev3_cases(family: Family) -> list[Scenario]:
+    """The tuned-on phrasings of a checklist family (appliance/eval/checklist_dev.py), on its own plants."""
+    phrasings = next((p for p in DEV3_PHRASINGS if p.family == family.name), None)
+    if phrasings is None:
+        return []
+    rows = ((f"{family.name}.dev_fault", VAGUE, phrasings.fault, family.plant),
+            (f"{family.name}.dev_control", CONTROL, phrasings.control, family.control))
+    return [Scenario(name, family.name, kind, PLAIN, p.question, family.summary, plant, DEV3, family.has_fault, p.asks)
+            for name, kind, p, plant in rows]
+
+
+# The tuned-on cases (dev, dev2 and the checklist families' dev3), and the sealed ones.
+SCENARIOS: tuple[Scenario, ...] = (
+    *(c for i, f in enumerate(FAMILIES) for c in _cases(f, i)),
+    *(c for f in SEALED_FAMILIES for c in _dev3_cases(f)),
+)
 SEALED_SCENARIOS: tuple[Scenario, ...] = (
     *(c for f in SEALED_FAMILIES for c in _cases(f, 0, sealed=True)),
     *(c for f in FAMILIES for c in _plain_cases(f)),
@@ -104,8 +120,9 @@ SUITES: dict[str, tuple[str, ...]] = {
     "smoke": ("listening.precise", "log_errors.precise", "listening.control"),
     DEV: tuple(s.name for s in SCENARIOS if s.split == DEV),
     DEV2: tuple(s.name for s in SCENARIOS if s.split == DEV2),
+    DEV3: tuple(s.name for s in SCENARIOS if s.split == DEV3),
     SEALED: tuple(s.name for s in SEALED_SCENARIOS),
-    "full": tuple(s.name for s in SCENARIOS),  # dev and dev2; never the sealed cases
+    "full": tuple(s.name for s in SCENARIOS),  # dev, dev2 and dev3; never the sealed cases
 }
 
 
@@ -115,9 +132,9 @@ def by_name() -> dict[str, Scenario]:
 
 def suite(name: str) -> tuple[Scenario, ...]:
     """The scenarios of a suite (or a split's old name), or of a comma-separated list of scenario or
-    family names; a family name picks its dev and dev2 cases, never its sealed ones."""
+    family names; a family name picks its tuned-on cases (dev, dev2, dev3), never its sealed ones."""
     table = by_name()
-    families = {f.name for f in FAMILIES}
+    families = {f.name for f in (*FAMILIES, *SEALED_FAMILIES)}
     name = SPLIT_ALIASES.get(name, name)
     names = SUITES.get(name) or tuple(part.strip() for part in name.split(",") if part.strip())
     picked: list[Scenario] = []
@@ -126,11 +143,13 @@ def suite(name: str) -> tuple[Scenario, ...]:
         if part in table:
             picked.append(table[part])
         elif part in families:
-            picked.extend(s for s in SCENARIOS if s.family == part)
-        elif any(f.name == part for f in SEALED_FAMILIES):
-            from appliance.errors import UsageError
+            tuned = [s for s in SCENARIOS if s.family == part]
+            if not tuned:
+                from appliance.errors import UsageError
 
-            raise UsageError(f"{part!r} is a sealed family: its cases run only in the sealed split (--split sealed)")
+                raise UsageError(f"{part!r} is a sealed family with no tuned-on cases: its cases run only in the "
+                                 f"sealed split (--split sealed)")
+            picked.extend(tuned)
         else:
             unknown.append(part)
     if unknown or not picked:
