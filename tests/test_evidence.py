@@ -334,3 +334,40 @@ def test_a_count_with_no_name_falls_to_the_busiest_processes():
     assert kind_call(unnamed, specs)[0] == "top_processes"
     assert kind_call(named, specs) == ("process_tree", {"name": "nginx"})
     assert kind_call(named, specs, called=["process_tree"])[0] == "top_processes"
+
+
+def test_a_plain_fact_or_a_users_share_is_measured_before_the_first_step():
+    """A question of a kind no analyzer judges gets the reading that answers it (the system overview,
+    the users' totals) beside the verdicts, as a reading about no place; other kinds, and a user
+    question about a folder it names, get none."""
+    import platform
+
+    from appliance.agent.question.question import read_question
+
+    source = MachineEvidence(build_registry(ToolContext(policy=PathPolicy.default())))
+    fact = source.gather(read_question("what kernel version is this machine running?"), frozenset())
+    assert [look.tool for look in fact.measured] == ["system_overview"] and fact.looks == ()
+    assert fact.measured[0].result["data"]["kernel"] == platform.release()
+    user = source.gather(read_question("which user uses the most memory?"), frozenset())
+    assert [look.tool for look in user.measured] == ["user_totals"]
+    assert {row["user"] for row in user.measured[0].result["data"]["users"]}
+    assert source.gather(read_question("which user owns /srv/shared?"), frozenset()).measured == ()
+    assert source.gather(read_question("is port 22 free?"), frozenset()).measured == ()
+    assert source.question_key(read_question("what kernel version is this?")) != \
+        source.question_key(read_question("why is my laptop slow?"))
+
+
+def test_the_first_step_shows_the_measured_fact():
+    """The model reads the overview before its first step (and the engine's own answer can name it)."""
+    from appliance.agent.answer.assemble import assemble
+    from appliance.agent.question.question import read_question
+
+    data = {"os": "Plan 9 from Bell Labs", "kernel": "9.9.9-test", "hostname": "probe-host"}
+    evidence = Evidence(measured=(Look("this machine", "system_overview", {}, {"status": "ok", "data": data,
+                                                                           "error": None}),))
+    question = read_question("which kernel does this box run?")
+    events, model = run([finish("It runs kernel 9.9.9-test.")], evidence, question.text)
+    assert "9.9.9-test" in model.calls[0][0][-1].content
+    assert events[-1].status == "finished" and "9.9.9-test" in events[-1].answer
+    assembled = assemble(question, evidence, "no answer held")
+    assert "kernel: 9.9.9-test" in assembled.text and "hostname: probe-host" in assembled.text

@@ -264,8 +264,8 @@ class _Run:
             self.warming = WarmBeside(self.model, system, self.caller.out_of_time)
         first_text = yield from self.first.gather(self.run_id, self.q, self.memory)
         evidence = self.memory.evidence
-        if evidence.topics or evidence.looks:
-            self.ctl.finish_early = True  # the verdicts of its topic or the look may answer it
+        if evidence.topics or evidence.looks or evidence.measured:
+            self.ctl.finish_early = True  # the verdicts of its topic, a look or a reading may answer it
         suggested = suggested_tools(self.q, specs, families=evidence.topics)
         self.transcript.add("user", question_message(self.question, first_text, self.s.max_steps,
                                                      suggested, snapshot_answers=self.ctl.finish_early))

@@ -18,6 +18,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from appliance.agent.question.question import Question, as_question, named_paths, named_ports
 from appliance.agent.early import Early
+from appliance.agent.kind_looks import kind_looks
 from appliance.agent.space_looks import space_call, space_looks
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, run_all
 from appliance.analyzers.app_folder import app_folder_findings, folder_logs
@@ -73,12 +74,14 @@ class Look:
 @dataclass(frozen=True)
 class Evidence:
     """findings: every verdict of the check; topics: the families the question is about;
-    looks: the places the question names, looked at."""
+    looks: the places the question names, looked at; measured: the readings that answer its kind
+    (a plain fact, the users' totals), which are about no place."""
 
     findings: tuple[Finding, ...] = ()
     topics: tuple[str, ...] = ()
     looks: tuple[Look, ...] = ()
     places: tuple[Finding, ...] = ()  # the verdicts of the filesystems holding the places named
+    measured: tuple[Look, ...] = ()
 
     def shown(self) -> list[Finding]:
         """What the model is shown, problems first (a small model reads the first lines): those at
@@ -308,7 +311,8 @@ class MachineEvidence:
         get the same text (a read-ahead for one serves the other)."""
         question = as_question(question)
         return (self._topics(question), question.paths, question.ports,
-                port_asking(question) if question.ports else (), space_looks(question))
+                port_asking(question) if question.ports else (), space_looks(question),
+                tuple(tool for tool, _ in kind_looks(question)))
 
     def _topics(self, question: Question) -> tuple[str, ...]:
         """The question's families among those this source checks."""
@@ -333,7 +337,12 @@ class MachineEvidence:
                 places.extend(f for f in path_findings(path, question.path_ask, readings) if f not in places)
             places.extend(f for f in folder_verdicts(looks) if f not in places)
         named = [os.path.realpath(os.path.expanduser(p)) for p in named_paths(question)]
-        return Evidence(tuple(findings) + tuple(places), place_topics(topics, places, named), looks, tuple(places))
+        return Evidence(tuple(findings) + tuple(places), place_topics(topics, places, named), looks, tuple(places),
+                        self._measured(question))
+
+    def _measured(self, question: Question) -> tuple[Look, ...]:
+        return tuple(Look("this machine", tool, args, self.registry.call(tool, args))
+                     for tool, args in kind_looks(question) if self.registry.get(tool) is not None)
 
     def _looks(self, question: Question, readings: Readings, storage: bool) -> list[Look]:
         looks: list[Look] = []

@@ -141,7 +141,8 @@ class Finisher:
         when the answer lacked a fact; None when there is none to run."""
         if misfit.kind not in LACKS_FACT or self.run_tool is None:
             return None
-        call = kind_call(self.question, self.specs, self.memory.calls.tools)
+        measured = [look.tool for look in self.memory.evidence.measured]
+        call = kind_call(self.question, self.specs, [*self.memory.calls.tools, *measured])
         if call is None:
             return None
         outcome = self.run_tool(step, *call)

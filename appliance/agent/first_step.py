@@ -93,7 +93,7 @@ class FirstEvidence:
             parts.insert(0, self._snapshot_part())
         if shown:
             parts.append((OK, "check", findings_text(shown)))
-        for look in memory.evidence.looks:
+        for look in (*memory.evidence.looks, *memory.evidence.measured):
             status, body, _ = render_tool_result(look.result, self.self_pids, self.settings.observation_token_budget)
             parts.append((status, look.tool, body))
             if reads_log(self.registry, look.tool):

@@ -8,13 +8,14 @@ or "[warning] cpu:" tells them nothing and reads like a failure of the tool.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from appliance.agent.question.kinds import Asks, Resource
 from appliance.agent.question.question import Question
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, finding_fields
 
 SHOWN = 3
+FACTS_SHOWN = 8  # the plain facts of a reading without a headline (a system overview)
 # What a question about each resource is about, as a person would say it.
 _ABOUT: dict[Resource, str] = {
     Resource.CPU: "the processor", Resource.MEMORY: "memory", Resource.DISK_SPACE: "disk space",
@@ -29,6 +30,17 @@ class Assembled:
     text: str
     result: dict[str, Any]
     evidence: tuple[str, ...]
+
+
+def _measured(result: Mapping[str, Any]) -> str:
+    """A reading in a line: its headline, or its first plain facts ("kernel: 6.1.0, hostname: web1")."""
+    data = result.get("data")
+    if not isinstance(data, dict):
+        return ""
+    if data.get("headline"):
+        return str(data["headline"])
+    facts = [f"{key.replace('_', ' ')}: {value}" for key, value in data.items() if isinstance(value, (str, int, float))]
+    return ", ".join(facts[:FACTS_SHOWN])
 
 
 def _plain(line: str) -> str:
@@ -69,8 +81,7 @@ def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence
         parts.append(f"{lead}: {_sentences([f.verdict for f in fine])}")
     if elsewhere:
         parts.append(f"Elsewhere on this machine they found: {_sentences([f.verdict for f in elsewhere])}")
-    measured = [str(look.result["data"]["headline"]) for look in evidence.looks
-                if isinstance(look.result.get("data"), dict) and look.result["data"].get("headline")]
+    measured = [m for m in (_measured(look.result) for look in (*evidence.looks, *evidence.measured)) if m]
     if measured:
         parts.append(f"What the appliance measured: {_sentences(measured[:SHOWN])}")
     if read:
