@@ -80,8 +80,8 @@ def test_firewall_rules_naming_a_port_and_a_plain_word_when_none_can_be_read():
     nft = reach.Firewall(["nft list ruleset"], ["tcp dport { 22, 8080 } accept"])
     assert nft.naming_port(8080) and not nft.naming_port(808)
     live = reach.read_firewall()
-    if not live.readable:  # this machine has neither nft nor iptables: said plainly, never silently
-        assert live.summary().startswith("no firewall rules can be read here")
+    if not live.readable:  # no firewall tool here, or no tables in the kernel: said plainly, never silently
+        assert live.summary().startswith(("no firewall rules can be read here", "no firewall rules loaded"))
 
 
 def _tree(tmp_path: Path, resolv: str, nsswitch: str = "hosts: files dns\n") -> tuple[Path, Path]:

@@ -28,6 +28,8 @@ from appliance.analyzers.config_file import config_findings, is_config_path
 from appliance.analyzers.dependencies import log_findings
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 from appliance.analyzers.folder_sizes import folder_finding
+from appliance.analyzers.host_pins import FAMILY as NAMES
+from appliance.analyzers.host_pins import host_names, pin_findings
 from appliance.analyzers.named_path import path_findings
 from appliance.analyzers.network import port_finding
 from appliance.analyzers.reach import ANALYZER as REACH
@@ -328,6 +330,11 @@ class MachineEvidence:
         reach = reach_verdicts_for(question, topics, readings) if self.analyzers else []
         if reach:  # first of all: "works here but not from other machines" is answered by the address
             findings = reach + [f for f in findings if f not in reach]
+        pins = pin_findings(host_names(question.text)) if NAMES in self.families else []
+        if pins:  # where /etc/hosts sends a host the question names, before anything else
+            findings = pins + [f for f in findings if f not in pins]
+            rest = tuple(t for t in topics if t != NAMES)
+            topics = (NAMES, *rest) if any(f.is_problem for f in pins) else (*rest, NAMES)
         storage = is_storage_question(topics)
         places: list[Finding] = []
         looks = tuple(self._looks(question, readings, storage))

@@ -1,7 +1,8 @@
 """Name resolution and the default route as this machine's files show them: a nameserver
 configured, a local stub resolver that actually listens, the nsswitch hosts order asking DNS, a
-default route. Nothing is looked up and no packet is sent. Thresholds: docs/analyzers.md,
-`name_resolution`.
+default route; the names /etc/hosts pins beyond the standard ones are listed in the ok verdict (a
+question that names a host gets its own verdict: host_pins.py). Nothing is looked up and no packet
+is sent. Thresholds: docs/analyzers.md, `name_resolution`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from appliance.analyzers.base import OK, WARNING, Analyzer, Finding
+from appliance.analyzers.host_pins import MAX_PINS_SHOWN, other_pins
 from appliance.analyzers.network import listeners
 from appliance.analyzers.readings import Readings
 from appliance.tools import reach, resolution
@@ -48,9 +50,16 @@ def judge(readings: Readings, root: Path = Path("/"), proc: Path = Path("/proc")
     if findings:
         return findings
     route = "; ".join(f"{r['family']} via {r['gateway']} on {r['interface']}" for r in routes)
+    pins = other_pins(root)
+    values["hosts_pins"] = pins
+    pinned = ""
+    if pins:
+        shown = ", ".join(f"{'/'.join(p['names'])} -> {p['address']} (line {p['line']})" for p in pins[:MAX_PINS_SHOWN])
+        more = f" and {len(pins) - MAX_PINS_SHOWN} more" if len(pins) > MAX_PINS_SHOWN else ""
+        pinned = f"; /etc/hosts pins {shown}{more}"
     return [Finding("name_resolution", OK,
                     f"names resolve through {', '.join(conf.nameservers)} (resolv.conf), hosts order "
-                    f"'{hosts or 'dns files'}'; default route {route}", values)]
+                    f"'{hosts or 'dns files'}'; default route {route}{pinned}", values)]
 
 
 def analyze(readings: Readings) -> list[Finding]:

@@ -1,5 +1,7 @@
 """Scheduled jobs that cannot run: cron jobs whose program does not exist or cannot be executed, and
-users' crontabs with no cron daemon running, systemd timers whose unit failed. Thresholds:
+users' crontabs with no cron daemon running, systemd timers whose unit failed. The ok verdict names
+the jobs that run every minute (a fact, not a fault: a busy job started every minute is what
+"something starts every minute and slows everything down" asks about). Thresholds:
 docs/analyzers.md, `scheduled_jobs`.
 """
 
@@ -25,6 +27,15 @@ def _program(command: str) -> str | None:
             continue  # VAR=value before the program
         return word if word.startswith("/") and word not in _SHELL_WORDS else None
     return None
+
+
+EVERY_MINUTE_SHOWN = 3
+
+
+def every_minute(schedule: str) -> bool:
+    """A five-field schedule that fires every minute ("* * * * *", "*/1 * * * *")."""
+    fields = schedule.split()
+    return len(fields) == 5 and fields[0] in ("*", "*/1") and all(f == "*" for f in fields[1:])
 
 
 def judge(root: Path = Path("/"), daemon: str | None = None, timers: Sequence[dict] = ()) -> list[Finding]:
@@ -63,11 +74,16 @@ def judge(root: Path = Path("/"), daemon: str | None = None, timers: Sequence[di
     if findings:
         return findings
     periodic = schedules.periodic_scripts(root)
+    busy = [job for job in jobs if every_minute(job.schedule)]
+    minute = ("; every minute: " + ", ".join(f"'{shown_command(j.command, 100)}' ({j.table}, as {quote(j.user, 40)})"
+                                             for j in busy[:EVERY_MINUTE_SHOWN])
+              + (f" and {len(busy) - EVERY_MINUTE_SHOWN} more" if len(busy) > EVERY_MINUTE_SHOWN else "")) if busy else ""
     return [Finding("scheduled_jobs", OK,
                     f"{plural(len(jobs), 'cron job')} in {plural(len(tables), 'table')}, every program found; "
                     f"periodic scripts: {sum(len(v) for v in periodic.values())}; cron daemon: "
-                    f"{daemon or 'none running'}",
-                    {"jobs": len(jobs), "tables": tables, "daemon": daemon})]
+                    f"{daemon or 'none running'}{minute}",
+                    {"jobs": len(jobs), "tables": tables, "daemon": daemon,
+                     "every_minute": [j.shown() for j in busy[:EVERY_MINUTE_SHOWN]]})]
 
 
 def analyze(readings: Readings) -> list[Finding]:
@@ -77,4 +93,5 @@ def analyze(readings: Readings) -> list[Finding]:
 
 ANALYZER = Analyzer("scheduled_jobs", ("cron", "crontab", "cronjob", "cron job", "scheduled", "schedule", "timer",
                                        "timers", "nightly", "every night", "every hour", "at night", "periodic",
-                                       "job didn't run", "job did not run"), analyze)
+                                       "job didn't run", "job did not run", "every minute", "every few minutes",
+                                       "once a minute"), analyze)

@@ -2,11 +2,12 @@
 them in; they are not in `appliance.eval.families.FAMILIES`). Phrasings were written before any
 tuning and have never been run with a model.
 
-Left out, because they cannot be planted for real without changing the host: name resolution and
-routes (/etc/resolv.conf, /etc/hosts, the route table), scheduled jobs (/etc/cron.d,
-/var/spool/cron, systemd timers; systemd does not run here), interface errors and TCP retransmits
-(they need a lossy link; loopback loses nothing). System facts are a question without a fault
-(like uptime): its truth is read when the case starts.
+Name resolution and scheduled jobs live in /etc: their families (a pinned /etc/hosts line, a cron
+table) are in families_checklist_names.py, planted with tagged lines and files that are taken out
+exactly. Still left out: the resolver and routes (/etc/resolv.conf and the route table serve the
+whole machine, the evaluation included), systemd timers (systemd does not run here), interface
+errors and TCP retransmits (they need a lossy link; loopback loses nothing). System facts are a
+question without a fault (like uptime): its truth is read when the case starts.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ at once. It leaves only itself, when it exits after the evaluator.
 
 Protocol: an abstract Unix socket (no file to clean up); a request is JSON (argv, cwd, env) with two file
 descriptors attached (the child's stdin and stdout, `socket.send_fds`); the reply is the child's pid.
-The reaper exits a few seconds after the evaluator's death, once its children are gone.
+The reaper exits a few seconds after the evaluator's death, once its children are gone; before
+that it removes whatever the evaluator planted in /etc (appliance/eval/etc_files.py), so even a
+`kill -9` of the evaluator leaves no tagged line or file there.
 """
 
 from __future__ import annotations
@@ -74,10 +76,20 @@ while alive(evaluator):
             except Exception as exc:
                 conn.sendall(json.dumps({"error": str(exc)}).encode())
 server.close()
+try:  # what the evaluator planted in /etc (appliance/eval/etc_files.py), taken out once it is gone
+    sys.path.insert(0, sys.argv[3])
+    from appliance.eval.etc_files import sweep
+    sweep({evaluator})
+except Exception:
+    pass
 deadline = time.monotonic() + 10
 while reap() and time.monotonic() < deadline:
     time.sleep(0.1)
 """
+
+
+# The folder holding the appliance package, for the reaper's own import of etc_files.
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class SandboxError(RuntimeError):
@@ -101,7 +113,7 @@ class Reaper:
         self.owner = os.getpid()
         self.name = f"appliance-eval-reaper-{self.owner}-{secrets.token_hex(4)}"  # abstract socket: no file
         launcher = subprocess.Popen(
-            [sys.executable, "-c", _SERVER, str(self.owner), self.name],
+            [sys.executable, "-c", _SERVER, str(self.owner), self.name, _PACKAGE_PARENT],
             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
         assert launcher.stdout is not None

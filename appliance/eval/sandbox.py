@@ -13,6 +13,9 @@ port, big files). Leaving one behind would itself be a fault on the person's mac
 - processes get a distinctive name (the name of a symlink to the Python interpreter, so
   `/proc/PID/comm`, `ps` and psutil all show it) that tests look for after tear-down;
 - tmpfs mounts it makes (`mount_tmpfs`) are unmounted after its processes are gone;
+- lines and files it adds in /etc (`add_etc_lines`, `add_etc_file`) carry a tag and are taken out
+  exactly, atomically, first of all (appliance/eval/etc_files.py); the reaper takes them out when
+  the evaluator dies first, `sweep_stale()` when the reaper died too;
 - `Sandbox` is a context manager, every live sandbox is also closed at interpreter exit (atexit),
   `raise_on_termination()` turns SIGTERM/SIGHUP into KeyboardInterrupt so `finally` blocks run, and
   `sweep_stale()` removes directories left by an evaluator that was killed outright (their names
@@ -35,8 +38,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
+from appliance.eval import etc_files
 from appliance.eval.reaper import SandboxError, reaper, running
 
 PREFIX = "appliance-eval-"
@@ -94,6 +98,7 @@ class Sandbox:
         self.fault_pids: list[int] = []  # the fault processes themselves
         self.mounts: list[Path] = []  # tmpfs mounts inside root, unmounted before root is removed
         self.cgroups: list[Path] = []  # control groups it made, removed once their processes are gone
+        self.undo: list[Callable[[], object]] = []  # its changes in /etc (tagged), taken out first
         self.closed = False
         with _LIVE_LOCK:
             _LIVE.add(self)
@@ -156,6 +161,25 @@ class Sandbox:
     @staticmethod
     def join_group(group: Path, pid: int) -> None:
         (group / "cgroup.procs").write_text(str(pid))
+
+    # -- /etc (appliance/eval/etc_files.py) ------------------------------------------------------
+
+    def add_etc_lines(self, path: Path, lines: list[str]) -> str:
+        """Append tagged `lines` to a system file (/etc/hosts); `close()` takes out exactly them, and
+        the reaper does if this evaluator dies first (it is started here, before the change)."""
+        reaper()
+        tag = etc_files.new_tag()
+        etc_files.add_lines(path, lines, tag)
+        self.undo.append(lambda: etc_files.remove_lines(path, tag))
+        return tag
+
+    def add_etc_file(self, folder: Path, name: str, text: str) -> Path:
+        """A new tagged file in a system folder (/etc/cron.d), removed like `add_etc_lines`' lines."""
+        reaper()
+        tag = etc_files.new_tag()
+        target = etc_files.add_file(folder, name, text, tag)
+        self.undo.append(lambda: etc_files.remove_file(target, tag))
+        return target
 
     # -- processes ----------------------------------------------------------------------------
 
@@ -233,6 +257,12 @@ class Sandbox:
         if self.closed:
             return
         self.closed = True
+        failed: list[str] = []
+        for undo in reversed(self.undo):
+            try:
+                undo()
+            except Exception as exc:  # the rest of the tear-down still runs; said at the end
+                failed.append(str(exc))
         for group in self.groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
@@ -252,6 +282,8 @@ class Sandbox:
         shutil.rmtree(self.bin_dir, ignore_errors=True)
         with _LIVE_LOCK:
             _LIVE.discard(self)
+        if failed:
+            raise SandboxError("tear-down could not undo a change in /etc: " + "; ".join(failed))
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -328,6 +360,7 @@ def sweep_stale(base: str | os.PathLike | None = None) -> list[Path]:
             _unmount(target)
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
+    etc_files.sweep_dead()  # their tagged lines and files in /etc (the reaper's sweep, if it died too)
     return removed
 
 

@@ -22,6 +22,7 @@ from appliance.eval.families import Family
 CHECKLIST_MODULES = (
     "appliance.eval.families_checklist_procs",
     "appliance.eval.families_checklist_system",
+    "appliance.eval.families_checklist_names",
 )
 
 

@@ -16,6 +16,7 @@ from typing import Annotated
 from appliance.tools import units
 from appliance.tools.base import DENIED, ERROR, OK, fail, result, tool
 from appliance.tools.context import ToolContext
+from appliance.tools.kernel_tables import not_loaded
 from appliance.tools.redact import redact
 from appliance.tools.runner import TRUSTED_DIRS, Ran, find_program, run_capped
 from appliance.tools.schema import Doc, MaxLen
@@ -45,7 +46,8 @@ ALLOWED: tuple[str, ...] = (
     "openssl version", "nginx -v", "apache2 -v", "httpd -v", "psql --version", "postgres --version",
     "mysql --version", "java -version", "gcc --version", "curl --version", "systemctl --version",
     "kubectl version --client",
-    # Firewall rules and timers: listings only (iptables -S prints rules, it never adds one).
+    # Firewall rules and timers: listings only (iptables -S prints rules, it never adds one; it runs
+    # only when its kernel tables exist, since listing could load a module: kernel_tables.py).
     "nft list ruleset", "iptables -S", "ip6tables -S", "systemctl list-timers --all",
 )
 # Options added to every run of these programs so they never wait for a pager.
@@ -107,6 +109,9 @@ def run_readonly(
     path = find_program(argv[0])
     if path is None:
         return fail(f"{argv[0]} is not installed on this machine", ERROR)
+    unloaded = not_loaded(argv[0], path)
+    if unloaded is not None:  # listing would change the kernel (load a module): said, not run
+        return result(OK, {"command": " ".join(argv), "not_run": unloaded})
     full = [path, *_ALWAYS.get(argv[0], []), *argv[1:]]
     ran = run_capped(full, timeout=ctx.command_timeout, cap=OUTPUT_CAP_BYTES)
     text = redact(ran.output)  # before cutting, so no secret is shown half-way

@@ -3,7 +3,9 @@
 A socket bound to 127.0.0.1 or ::1 answers only programs on this machine; one bound to 0.0.0.0 or ::
 answers on every address of the machine; one bound to a single address answers only there. That is
 the usual answer to "it works here but not from other machines". Firewall rules are read through
-the read-only allow-list (`nft list ruleset`, `iptables -S`, `ip6tables -S`); nothing is sent.
+the read-only allow-list (`nft list ruleset`, `iptables -S`, `ip6tables -S`), each only when its
+kernel tables already exist (a listing could load a module otherwise: tools/kernel_tables.py);
+nothing is sent.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import psutil
 from appliance.tools.base import EMPTY, ok, result, tool
 from appliance.tools.commands import run_allowed
 from appliance.tools.context import ToolContext
+from appliance.tools.kernel_tables import not_loaded
 from appliance.tools.network import _sort_sockets
 from appliance.tools.procs import is_root, own_tree
+from appliance.tools.runner import find_program
 from appliance.tools.schema import Doc, Range
 
 LOOPBACK = "loopback only"
@@ -60,11 +64,12 @@ def meaning(address: str) -> str:
 @dataclass
 class Firewall:
     """What the firewall listings showed: which commands could be read, their rule lines, and why
-    none could be (not installed, not root, an error)."""
+    none could be (not installed, no tables in the kernel, not root, an error)."""
 
     read_with: list[str] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    unloaded: list[str] = field(default_factory=list)  # installed, but no rules loaded in the kernel
 
     @property
     def readable(self) -> bool:
@@ -80,6 +85,9 @@ class Firewall:
 
     def summary(self) -> str:
         if not self.readable:
+            others = [p for p in self.problems if p not in self.unloaded and not p.endswith("is not installed")]
+            if self.unloaded and not others:  # what is installed has no tables in the kernel
+                return "no firewall rules loaded in the kernel: " + "; ".join(self.problems)
             return "no firewall rules can be read here: " + "; ".join(self.problems)
         blocking = self.blocking()
         return (f"{len(self.rules)} firewall rule lines ({', '.join(self.read_with)}), "
@@ -87,11 +95,21 @@ class Firewall:
 
 
 def read_firewall(timeout: float = 5.0) -> Firewall:
-    """The rules of every firewall listing this machine has (each command on the allow-list)."""
+    """The rules of every firewall listing this machine has (each command on the allow-list), run
+    only when its tables already exist in the kernel."""
     found = Firewall()
     for command in FIREWALL_COMMANDS:
-        ran = run_allowed(command, timeout)
         program = command.split()[0]
+        path = find_program(program)
+        if path is None:
+            found.problems.append(f"{program} is not installed")
+            continue
+        unloaded = not_loaded(program, path)
+        if unloaded is not None:
+            found.problems.append(unloaded)
+            found.unloaded.append(unloaded)
+            continue
+        ran = run_allowed(command, timeout)
         if ran is None:
             found.problems.append(f"{program} is not installed")
             continue

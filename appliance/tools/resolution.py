@@ -23,7 +23,8 @@ HOSTS_SHOWN = 20
 RESOLVED_FILES = ("run/systemd/resolve/resolv.conf",)  # the upstream servers behind the 127.0.0.53 stub
 
 
-def _read(root: Path, relative: str) -> str | None:
+def read_text(root: Path, relative: str) -> str | None:
+    """The start of a file under `root` (FILE_LIMIT), or None when it cannot be read."""
     try:
         with open(root / relative, encoding="utf-8", errors="replace") as handle:
             return handle.read(FILE_LIMIT)
@@ -43,7 +44,7 @@ class Resolver:
 
 
 def resolver(root: Path, relative: str = "etc/resolv.conf") -> Resolver:
-    text = _read(root, relative)
+    text = read_text(root, relative)
     if text is None:
         return Resolver(False)
     found = Resolver(True)
@@ -66,7 +67,7 @@ def resolver(root: Path, relative: str = "etc/resolv.conf") -> Resolver:
 
 def hosts_line(root: Path) -> str | None:
     """nsswitch.conf's hosts line ("files dns"), or None when there is none (glibc then uses "dns files")."""
-    for line in (_read(root, "etc/nsswitch.conf") or "").splitlines():
+    for line in (read_text(root, "etc/nsswitch.conf") or "").splitlines():
         key, _, value = line.split("#", 1)[0].partition(":")
         if key.strip() == "hosts":
             return " ".join(value.split())
@@ -76,7 +77,7 @@ def hosts_line(root: Path) -> str | None:
 def hosts_entries(root: Path, name: str | None = None) -> list[dict]:
     """/etc/hosts entries (address and names), only those naming `name` when given."""
     rows = []
-    for line in (_read(root, "etc/hosts") or "").splitlines():
+    for line in (read_text(root, "etc/hosts") or "").splitlines():
         words = line.split("#", 1)[0].split()
         if len(words) < 2:
             continue
@@ -92,11 +93,11 @@ def _ipv4(hex_le: str) -> str:
 def default_routes(proc: Path = Path("/proc")) -> list[dict]:
     """The default routes (IPv4 and IPv6): gateway, interface, metric."""
     routes = []
-    for line in (_read(proc, "net/route") or "").splitlines()[1:]:
+    for line in (read_text(proc, "net/route") or "").splitlines()[1:]:
         f = line.split()
         if len(f) >= 8 and f[1] == "00000000" and f[7] == "00000000" and int(f[3], 16) & 1:
             routes.append({"family": "ipv4", "gateway": _ipv4(f[2]), "interface": f[0], "metric": int(f[6])})
-    for line in (_read(proc, "net/ipv6_route") or "").splitlines():
+    for line in (read_text(proc, "net/ipv6_route") or "").splitlines():
         f = line.split()
         if len(f) >= 10 and f[0] == "0" * 32 and f[1] == "00" and f[9] != "lo":
             gateway = socket.inet_ntop(socket.AF_INET6, bytes.fromhex(f[4]))

@@ -3,9 +3,11 @@ interfaces), a busy process held back by a control group's CPU quota, a listener
 the loopback connections queued at it, and a process stuck in uninterruptible sleep (a parent
 waiting in vfork for a child that sleeps). Each control is the same place in good health.
 
-What cannot be planted without changing the host itself: a broken resolver or route (they live in
-/etc and the network namespace), cron tables and timers (/etc/cron.d, /var/spool/cron, systemd),
-interface errors and TCP retransmits (they need a lossy link).
+A host name pinned in /etc/hosts and a cron table are planted in checklist_names.py (tagged lines and
+files in /etc, taken out exactly). What cannot be planted without changing the host itself: a
+broken resolver or route (the machine's one resolv.conf and route table, which the evaluation uses
+too), systemd timers (no systemd here), interface errors and TCP retransmits (they need a lossy
+link).
 """
 
 from __future__ import annotations
