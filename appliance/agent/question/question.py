@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Sequence
 
 from appliance.analyzers.named_path import PathAsk, path_ask
+from appliance.agent.question.informal import as_typed
 from appliance.agent.question.kinds import (AMOUNT_FORM, NUMBERS, OPEN, THINGS, WHICH, WHY,
                                          YES_NO_FORM, Asks, Resource, with_resource)
 from appliance.agent.question.words import (conditional_in, failure_in, fault_in, fault_label_in, form_in, lexical_asks, lexical_resource,
@@ -71,11 +72,18 @@ class Question:
         return self.asks in NUMBERS
 
     # What the words left open, each for the model to fill (`relabelled`) and asked of it only
-    # then (`open_labels`): the thing of a which-question no word named, the resource when none
-    # was named, a fault in a complaint whose words report none.
+    # then (`open_labels`): what is asked when no word said it (a which-question's thing, or what a
+    # statement such as "whats taking all the space on my computer" is after), the resource when
+    # none was named, a fault in a complaint whose words report none.
     @property
     def thing_open(self) -> bool:
-        return not self.sure and self.form == WHICH
+        return not self.sure and self.form in (WHICH, OPEN)
+
+    def _fills_thing(self, asks: Asks) -> bool:
+        """The model's kind fills the open one: a thing for a which-question; a thing or a plain fact
+        for a statement (never a why: "why is my laptop slow?" asks for the explanation, whatever
+        the model picks)."""
+        return self.thing_open and (asks in THINGS or (self.form == OPEN and asks is Asks.SYSTEM_FACT))
 
     @property
     def resource_open(self) -> bool:
@@ -97,13 +105,13 @@ class Question:
                 "names": list(self.names), "families": list(self.families), "by": self.source}
 
     def relabelled(self, asks: Asks, resource: Resource, fault: bool, known: Sequence[str] = ()) -> "Question":
-        """The same question with the labels the model chose where the words left them open: the
-        thing a which-question asks for when no word named it, the resource when they named none,
+        """The same question with the labels the model chose where the words left them open: what
+        is asked when no word said it (`_fills_thing`), the resource when they named none,
         a fault in a complaint whose words report none. Elsewhere the words stand: on the labelled
         questions (tests/data/questions, docs/engine.md) Qwen 1.5B moved explanations to "process"
         and plain facts to faults far more often than the words were wrong.
         The resource's families join the families its words name (`known`: those that exist)."""
-        asks = asks if self.thing_open and asks in THINGS else self.asks
+        asks = asks if self._fills_thing(asks) else self.asks
         resource = resource if self.resource_open else self.resource
         fault = (self.fault or (fault and self.fault_open)) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
         families = with_resource(self.families, resource, known)
@@ -168,19 +176,21 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
     by default) whose topic words it uses, else those of its resource."""
     from appliance.analyzers.runner import ANALYZERS, for_question
     chosen = ANALYZERS if analyzers is None else analyzers
-    paths = tuple(paths_in(text))
-    asks, sure = lexical_asks(text, paths)
-    resource = lexical_resource(text)
-    families = tuple(for_question(text, chosen))
+    paths = tuple(paths_in(text))  # what it mentions, as written
+    words = as_typed(text)  # its labels, from its words spelled out ("whats wrong" → "what's wrong")
+    asks, sure = lexical_asks(words, paths)
+    resource = lexical_resource(words)
+    families = tuple(for_question(words, chosen))
     if not families and chosen:
         families = with_resource((), resource, [a.family for a in chosen])
     return Question(
-        text=text, asks=asks, resource=resource, fault=fault_label_in(text) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT),
+        text=text, asks=asks, resource=resource,
+        fault=fault_label_in(words) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT),
         paths=paths, ports=tuple(ports_in(text)), pids=tuple(named_pids(text)), names=tuple(named_things(text)),
-        families=families, form=form_in(text), ranking=ranking_in(text), conditional=conditional_in(text),
-        trouble=trouble_in(text), udp=bool(re.search(r"\budp\b", text, re.I)),
-        superlative=superlative_in(text), says_which=bool(re.search(r"\bwhich\b", text, re.I)),
-        sure=sure, failure=failure_in(text), path_ask=path_ask(text) if paths else PathAsk(),
+        families=families, form=form_in(words), ranking=ranking_in(words), conditional=conditional_in(words),
+        trouble=trouble_in(words), udp=bool(re.search(r"\budp\b", text, re.I)),
+        superlative=superlative_in(words), says_which=bool(re.search(r"\bwhich\b", text, re.I)),
+        sure=sure, failure=failure_in(words), path_ask=path_ask(text) if paths else PathAsk(),
     )
 
 

@@ -19,21 +19,23 @@ _AMOUNT_Q = re.compile(
     re.I,
 )
 _THING = (r"(?:process(?:es)?|program|app|application|service|daemon|file|folder|directory|dir|port|user|"
+          r"(?:sym)?links?|shortcuts?|"
           r"partition|filesystem|disk|mount|thing|one|task|job|unit|connection|socket|parent)")
 _WHICH_Q = re.compile(
     rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_THING}\b|\bwho\b"
     r"|\bwhat(?:'s|\s+is|\s+are)?\s+(?:\w+\s+)?(?:using|eating|filling|holding|taking|listening|hogging|"
     r"consuming|running|keeping|writing|reading|spawning|opening|doing)\b"
-    r"|\bwhat(?:'s|\s+is)\s+it\b|\bfind\s+(?:it|them|the\s+\w+)\b|\bwhich\s+one\b"
+    r"|\bwhat(?:'s|\s+is)\s+it\b|\bfind\s+(?:it|them|the\s+\w+)\b|\bwhich\s+one\b|\bby\s+what\b"
     # "what's hammering it?", "what is slowing my laptop?": a verb done to the person's thing asks for
     # the thing doing it, whatever the verb ("what's going on with …" has no object; a cause is WHY).
     r"|\bwhat(?:'s|\s+is|\s+are|\s+keeps)\s+(?!causing\b)\w+ing\s+(?:it|them|this|that|my|our|the|me|us)\b",
     re.I,
 )
-_WHY_Q = re.compile(r"\bwhy\b|\bwhat\s+(?:caused|causes|went\s+wrong|is\s+wrong|'s\s+wrong|happened)\b", re.I)
+_WHY_Q = re.compile(r"\bwhy\b|\bwhat(?:\s+(?:caused|causes|went\s+wrong|is\s+wrong|happened)|'s\s+wrong)\b", re.I)
 # "anything wrong with the reports?" is "is there anything wrong …?" with its verb left out; "something
 # is wrong with my disk" is a statement.
-_YES_NO_Q = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|am|will|should)\b"
+# "can't log in since …" and "doesn't work" open a statement, not a question.
+_YES_NO_Q = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|am|will|should)\b(?!'t\b)"
                        r"|\b(?:is|are)\s+(?:there|anything|something|any)\b"
                        r"|^\s*(?:anything|something|any)\b(?!\s+(?:is|are|was|were|has|have|keeps|seems)\b)(?:[^.?!]|\.(?=\S))*\?",
                        re.I)
@@ -282,7 +284,8 @@ _RESOURCES: tuple[tuple[Resource, re.Pattern], ...] = (
 
 
 _WHICH_WORD = re.compile(r"\bwhich\b", re.I)
-_CONDITIONAL_THING = re.compile(r"\b(?:any|one|some)\s+(?:\w+\s+){0,2}?(process|program|folder|directory|file|"
+# The thing a conditional question asks for: "is any process …?", or "is something …? which ports?"
+_CONDITIONAL_THING = re.compile(r"\b(?:any|one|some|which)\s+(?:\w+\s+){0,2}?(process|program|folder|directory|file|"
                                 r"filesystem|partition|port|service|user)(?:es|s)?\b", re.I)
 _THING_KIND = {"process": Asks.PROCESS, "program": Asks.PROCESS, "folder": Asks.FOLDER, "directory": Asks.FOLDER,
                "file": Asks.FILE, "filesystem": Asks.FILESYSTEM, "partition": Asks.FILESYSTEM, "port": Asks.PORT,

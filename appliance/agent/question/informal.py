@@ -1,0 +1,38 @@
+"""Questions as people type them, put into the spelling the word reader knows.
+
+Why: people type "whats wrong", "cant", "dont", "u", "pls" and curly apostrophes; a reader written
+against "what's wrong" and "can't" misses every such question, and plain complaints are exactly the
+ones typed that way. Only whole words are rewritten, so paths, names and ports are untouched (and
+those are taken from the question as written anyway).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Contractions typed without their apostrophe, and the common chat shorthands (no single letters
+# but "u": "y", "n" and "r" are as often options, answers or names).
+_WORDS: dict[str, str] = {
+    "whats": "what's", "thats": "that's", "whos": "who's", "wheres": "where's", "hows": "how's",
+    "theres": "there's", "heres": "here's", "whys": "why's", "whats'": "what's",
+    "cant": "can't", "wont": "won't", "dont": "don't", "doesnt": "doesn't", "didnt": "didn't",
+    "isnt": "isn't", "arent": "aren't", "wasnt": "wasn't", "werent": "weren't", "havent": "haven't",
+    "hasnt": "hasn't", "hadnt": "hadn't", "couldnt": "couldn't", "shouldnt": "shouldn't",
+    "wouldnt": "wouldn't", "aint": "ain't", "im": "I'm", "ive": "I've", "youre": "you're",
+    "u": "you", "ur": "your", "pls": "please", "plz": "please", "thx": "thanks", "cuz": "because",
+    "wat": "what", "wut": "what", "tho": "though", "thru": "through",
+}
+_WORD = re.compile(r"(?<![\w/.'-])(" + "|".join(sorted(map(re.escape, _WORDS), key=len, reverse=True)) + r")(?![\w/'-])",
+                   re.I)
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _spelled(match: re.Match) -> str:
+    word = match.group(1)
+    full = _WORDS[word.lower()]
+    return full[0].upper() + full[1:] if word[0].isupper() and full[0].isalpha() else full
+
+
+def as_typed(text: str) -> str:
+    """The question with its informal spellings written out ("whats wrong" → "what's wrong")."""
+    return _WORD.sub(_spelled, text.translate(_QUOTES))

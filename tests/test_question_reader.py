@@ -1,0 +1,74 @@
+"""The question reader: informal typing read like its spelled-out form, and the model's kind filling
+only what the words left open. No model runs here (the labelled set measures the real one:
+scripts/eval_questions.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.agent.question.informal import as_typed
+from appliance.agent.question.kinds import WHY, Asks, Resource
+from appliance.agent.question.question import read_question
+
+
+@pytest.mark.parametrize("typed, spelled", [
+    ("whats wrong with my config", "what's wrong with my config"),
+    ("it wont start and i dont know why", "it won't start and i don't know why"),
+    ("Cant open it, pls help", "Can't open it, please help"),
+    ("Why won\u2019t it start?", "Why won't it start?"),
+])
+def test_informal_typing_is_spelled_out(typed, spelled):
+    assert as_typed(typed) == spelled
+
+
+@pytest.mark.parametrize("text", [
+    "Which process is using the most CPU? Give its name and PID.",
+    "is /srv/cant/dont.log growing?",  # paths are never rewritten
+    "does nginx -u www-data run? option y/n",
+    "Is port 8080 free?",
+])
+def test_text_that_is_spelled_out_already_or_is_a_path_is_left_alone(text):
+    assert as_typed(text) == text
+
+
+@pytest.mark.parametrize("text, asks", [
+    # typed without apostrophes, as its spelled-out form
+    ("my computer sees the internet but not the printer. whats wrong", Asks.EXPLANATION),
+    ("cant log in since this morning, can you read /srv/web/auth.log and tell me", Asks.LOG_CAUSE),
+    # "in use … by what?" asks for the process
+    ("linux wont let me eject my sd card, says its in use. by what?", Asks.PROCESS),
+    # a yes/no question followed by "which X?" asks for the X
+    ("is something on this computer open to the outside? which ports?", Asks.PORT),
+    ("are there dead processes around? which process left them?", Asks.PROCESS),
+    # a link is a file
+    ("some file is missing but the link is there. which link is broken", Asks.FILE),
+])
+def test_plain_phrasings_read_as_their_kind(text, asks):
+    assert read_question(text).asks is asks
+
+
+@pytest.mark.parametrize("text, asks", [
+    # other classes the same rules must not touch
+    ("Is anything listening on port 9090?", Asks.YES_NO),
+    ("Can the user deploy read /srv/app/config.yml?", Asks.YES_NO),
+    ("Which process is using the most CPU?", Asks.PROCESS),
+    ("How many zombie processes are there?", Asks.COUNT),
+    ("Why is my laptop slow?", Asks.EXPLANATION),
+    ("what's the weather in Paris tomorrow", Asks.OUT_OF_SCOPE),
+])
+def test_other_kinds_read_as_before(text, asks):
+    assert read_question(text).asks is asks
+
+
+def test_the_model_fills_what_a_statement_asks_but_never_overrules_a_why():
+    open_statement = read_question("all my space is gone on this computer somehow")
+    assert not open_statement.sure and open_statement.asks is Asks.EXPLANATION
+    assert open_statement.open_labels
+    assert open_statement.relabelled(Asks.FOLDER, Resource.DISK_SPACE, True).asks is Asks.FOLDER
+    assert open_statement.relabelled(Asks.SYSTEM_FACT, Resource.NONE, False).asks is Asks.SYSTEM_FACT
+    assert open_statement.relabelled(Asks.YES_NO, Resource.DISK_SPACE, True).asks is Asks.EXPLANATION
+    why = read_question("why is my laptop so slow?")
+    assert why.form == WHY
+    assert why.relabelled(Asks.PROCESS, Resource.CPU, True).asks is Asks.EXPLANATION
+    sure = read_question("Which user owns the most processes?")
+    assert sure.relabelled(Asks.PROCESS, Resource.PROCESSES, False).asks is Asks.USER
