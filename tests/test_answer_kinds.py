@@ -23,6 +23,8 @@ from appliance.analyzers.base import OK, WARNING, Finding
 CPU_OK = Finding("cpu", OK, "no CPU hog: the busiest, kworker (pid 5), uses 2 % of one core", culprit=None)
 CPU_HOG = Finding("cpu", WARNING, "CPU hog: hashminer (pid 12) uses 99 % of one core (threshold 75 %)",
                   culprit="hashminer", pid=12)
+USERS_HOG = Finding("user_load", WARNING, "user www-data takes 70 % of all 2 cores with 2 processes",
+                    culprit="www-data", pid=12)
 MEM_OK = Finding("memory", OK, "no memory pressure: 20 GiB of 23 GiB available")
 PLACE_OK = Finding("filesystem_full", OK, "not full: /srv/up is on /srv (ext4): 40 % used, 6.0 GiB free",
                    {"used_percent": 40.0, "mount": "/srv"}, path="/srv/up")
@@ -76,6 +78,10 @@ CASES: dict[str, Case] = {
                               (CPU_HOG.line(), "temp=22 C")),
     "verdicts-first": Case("Which process has the most threads?", Asks.PROCESS, "python (pid 40) has the most threads.",
                            Evidence((THREADS,), ("threads",)), (THREADS.line(), "pid=40 name=python threads=12")),
+    "names-a-user": Case("this shared server is crawling, whose account is responsible?", Asks.USER,
+                         "The server is under heavy load from hashminer (pid 12).", Evidence((USERS_HOG, CPU_HOG),
+                                                                                          ("user_load", "cpu")),
+                         (USERS_HOG.line(), CPU_HOG.line(), "pid=12 name=hashminer user=www-data cpu_percent=98")),
     "shape": Case("How much memory is free?", Asks.AMOUNT, "Plenty of memory is free: no memory pressure.",
                   Evidence((MEM_OK,), ("memory",)), (MEM_OK.line(),)),
     "yes-or-no": Case("Does the backup folder hold more than the logs?", Asks.YES_NO,
@@ -247,3 +253,70 @@ def test_an_entry_of_the_root_folder_is_under_it():
     assert outside_place(read_question("which folder under /srv/projects takes the most space?"),
                          "/srv/projects-old takes the most.", {}, ["/srv/projects"],
                          ["path=/srv/projects-old size=9 GiB\npath=/srv/projects/docs size=1 GiB"]) is not None
+
+
+def test_which_user_is_answered_by_a_user_and_the_retry_is_steered_to_the_busiest_one():
+    """The busiest process is no answer to "whose account is it?": sent back, and the retry begins
+    with the per-user verdict and may name only that user; an answer naming the user passes, and a
+    question about who owns a named place is left to the place."""
+    from appliance.agent.answer.steer import steer
+
+    case = CASES["names-a-user"]
+    question = _question(case, Asks.USER)
+    refused = judge_answer(case.answer, {}, _ctx(case, question))
+    assert refused.rule == "names-a-user"
+    misfit = next(r for r in RULES if r.name == "names-a-user").judge(Answer(case.answer, {}), question,
+                                                                        _ctx(case, question))
+    steered = steer(misfit, question, case.evidence, list(case.bodies))
+    assert steered.culprits == ("www-data",) and steered.openings[0].startswith("user www-data takes 70 %")
+    passed = judge_answer("The user www-data runs hashminer (pid 12), which takes 70 % of both cores.", {},
+                          _ctx(case, question))
+    assert passed.rule != "names-a-user"
+    owner = replace(_question(case, Asks.USER), paths=("/srv/shared",))
+    assert judge_answer(case.answer, {}, _ctx(case, owner)).rule != "names-a-user"
+    quiet = replace(case, evidence=Evidence((), ("user_load",)), bodies=("pid=3 name=sshd user=root cpu=1",))
+    quiet_misfit = next(r for r in RULES if r.name == "names-a-user").judge(Answer("sshd uses the most.", {}),
+                                                                           question, _ctx(quiet, question))
+    assert quiet_misfit is not None and quiet_misfit.name == "root"
+    assert steer(quiet_misfit, question, quiet.evidence, list(quiet.bodies)).openings == ("The user root",)
+
+
+def test_the_cause_at_a_named_path_is_named_as_itself_not_by_restating_the_failing_path():
+    """"No such file" on /srv/shop/current/config.yml, caused by the dangling link /srv/shop/current:
+    an answer that only restates the failing path names no cause and goes back; one that names the
+    link passes, and so does a storage answer naming a place under the full mount (as before)."""
+    link = Finding("path_lookup", WARNING, "/srv/shop/current/config.yml does not exist: /srv/shop/current is a link "
+                   "to /srv/shop/releases/r7, which does not exist", culprit="/srv/shop/current",
+                   path="/srv/shop/current")
+    evidence = Evidence((link,), ("path_lookup",), (Look("/srv/shop/current/config.yml", "read_file", {},
+                                                         {"status": "error"}),), places=(link,))
+    case = Case("my tool dies with 'No such file or directory' on /srv/shop/current/config.yml, why?", Asks.EXPLANATION,
+                "", evidence, (link.line(),))
+    question = _question(case, Asks.EXPLANATION)
+    restated = judge_answer("The file /srv/shop/current/config.yml does not exist.", {}, _ctx(case, question))
+    assert restated.rule == "names-the-culprit"
+    named = judge_answer("/srv/shop/current is a link to /srv/shop/releases/r7, which does not exist.", {},
+                         _ctx(case, question))
+    assert named.rule != "names-the-culprit"
+    full = Finding("filesystem_full", WARNING, "full: /srv/up is on /srv (ext4): 100 % used", culprit="/srv", path="/srv")
+    storage = Case("uploads to /srv/up fail, why?", Asks.EXPLANATION, "", Evidence(
+        (full,), ("filesystem_full",), (Look("/srv/up", "list_dir", {}, {"status": "ok"}),), places=(full,)),
+        (full.line(),))
+    assert judge_answer("/srv/up is on /srv, which is 100 % used.", {}, _ctx(storage, _question(storage, Asks.EXPLANATION))
+                        ).rule != "names-the-culprit"
+
+
+def test_a_which_question_answered_by_what_an_ok_verdict_lists_is_not_sent_to_say_nothing_is_wrong():
+    """"what job runs every minute and hammers the disk?": the scheduled-jobs verdict lists the job as
+    a fact (ok); the answer naming it is right, not a claim of nothing; an answer naming something
+    no verdict names still goes back."""
+    jobs = Finding("scheduled_jobs", OK, "3 cron jobs in 2 tables; every minute: '/usr/bin/tar -czf /var/tmp/snap.tgz "
+                   "/usr' (/etc/cron.d/snap, as root)")
+    case = Case("something kicks off every single minute on here and the disk gets hammered. what job is that?",
+                Asks.SERVICE, "", Evidence((jobs,), ("scheduled_jobs",)), (jobs.line(), "interface=eth0 up=yes"))
+    question = _question(case, Asks.SERVICE)
+    named = judge_answer("The cron job /usr/bin/tar -czf /var/tmp/snap.tgz /usr runs every minute.", {},
+                         _ctx(case, question))
+    assert named.rule != "claims-no-fault"
+    other = judge_answer("The eth0 interface is up: eth0 up=yes.", {}, _ctx(case, question))
+    assert other.rule == "claims-no-fault"

@@ -371,3 +371,29 @@ def test_the_first_step_shows_the_measured_fact():
     assert events[-1].status == "finished" and "9.9.9-test" in events[-1].answer
     assembled = assemble(question, evidence, "no answer held")
     assert "kernel: 9.9.9-test" in assembled.text and "hostname: probe-host" in assembled.text
+
+
+def test_a_complaint_whose_part_shows_nothing_wrong_is_led_by_what_is_wrong_now():
+    """The words' guess of the part can be wrong ("the process list is full of …" read as the disk):
+    a complaint asking for a culprit or an explanation, with nothing wrong in the part guessed, is
+    about what the checks find wrong now; a past event never leads, and a question that is not a
+    complaint, a yes/no question, or one naming a place keeps its own part."""
+    from appliance.agent.evidence import with_current_problems
+    from appliance.agent.question.question import read_question
+
+    copies = Finding("process_names", WARNING, "72 processes named render, all started by queue (pid 77)",
+                     culprit="queue", pid=77)
+    oom = Finding("oom", WARNING, "the kernel OOM-killed victim (pid 5) 40 min ago", culprit="victim", pid=5)
+    disk_fine = Finding("filesystem_full", OK, "no filesystem is full")
+    findings = [oom, disk_fine, copies]
+    topics = ("filesystem_full", "inodes")
+    complaint = read_question("the process list is full of the same program over and over. what keeps launching them?")
+    assert with_current_problems(complaint, topics, findings, []) == ("process_names", *topics)
+    for text in ("Which process uses the most memory?",  # no fault reported
+                 "is the disk full?",  # yes/no about its own part
+                 "my disk at /srv/media is full, what is filling it?"):  # a named place
+        question = read_question(text)
+        assert with_current_problems(question, topics, findings, []) == topics, text
+    disk_full = Finding("filesystem_full", WARNING, "/ is 97 % full", culprit="/")
+    assert with_current_problems(complaint, topics, [disk_full, copies], []) == topics  # its own part is wrong
+    assert with_current_problems(complaint, topics, [oom, disk_fine], []) == topics  # only a past event

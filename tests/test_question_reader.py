@@ -40,6 +40,8 @@ def test_text_that_is_spelled_out_already_or_is_a_path_is_left_alone(text):
     # a yes/no question followed by "which X?" asks for the X
     ("is something on this computer open to the outside? which ports?", Asks.PORT),
     ("are there dead processes around? which process left them?", Asks.PROCESS),
+    # a yes/no clause after a preamble
+    ("before i pull out the disk at /mnt/usb: does any program still have something open on it?", Asks.YES_NO),
     # a link is a file
     ("some file is missing but the link is there. which link is broken", Asks.FILE),
 ])
@@ -72,3 +74,16 @@ def test_the_model_fills_what_a_statement_asks_but_never_overrules_a_why():
     assert why.relabelled(Asks.PROCESS, Resource.CPU, True).asks is Asks.EXPLANATION
     sure = read_question("Which user owns the most processes?")
     assert sure.relabelled(Asks.PROCESS, Resource.PROCESSES, False).asks is Asks.USER
+
+
+@pytest.mark.parametrize("text, holders, in_the_way", [
+    ("before i pull out the disk at /mnt/usb: does any program still have something open on it?", True, True),
+    ("can i disconnect /media/cam now?", True, True),
+    ("which process has /var/lib/db/main.db open?", True, False),
+    ("how big is /srv/data?", False, False),
+])
+def test_taking_a_disk_away_in_plain_words_asks_who_holds_it(text, holders, in_the_way):
+    from appliance.analyzers.named_path import path_ask
+
+    ask = path_ask(text)
+    assert (ask.holders, ask.in_the_way) == (holders, in_the_way)

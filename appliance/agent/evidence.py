@@ -20,7 +20,8 @@ from appliance.agent.question.question import Question, as_question, named_paths
 from appliance.agent.early import Early
 from appliance.agent.kind_looks import kind_looks
 from appliance.agent.space_looks import space_call, space_looks
-from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, run_all
+from appliance.agent.current_problems import with_current_problems
+from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
 from appliance.analyzers.app_folder import app_folder_findings, folder_logs
 from appliance.analyzers.base import Analyzer
 from appliance.analyzers.config_file import FAMILY as CONFIG
@@ -124,10 +125,14 @@ class Evidence:
         return asked_ports(named_ports(question), self.findings)
 
     def main_problems(self) -> list[Finding]:
-        """The problems of the family the question is most about (the first topic), with a culprit."""
-        if not self.topics:
-            return []
-        return [f for f in self.findings if f.family == self.topics[0] and f.is_problem and f.culprit]
+        """The problems with a culprit of the family the question is most about that has any (the
+        first such topic: "a process won't die and the load climbs, which one is stuck?" is read as
+        about the CPU first, and its answer is the stuck task the next family found)."""
+        for topic in self.topics:
+            found = [f for f in self.findings if f.family == topic and f.is_problem and f.culprit]
+            if found:
+                return found
+        return []
 
 
 def _distinct(findings: list[Finding]) -> list[Finding]:
@@ -172,7 +177,9 @@ def reach_verdicts_for(question: "Question | str", topics: Sequence[str], readin
     """For a question about reaching a service from other machines, whether each port it names can
     be reached: a warning when it listens on loopback only (or not at all)."""
     question = as_question(question)
-    if REACH.family not in topics:
+    # the words ask about reaching it ("from other machines"), not just the part (every question
+    # about the network has the reach family among its topics)
+    if REACH.family not in topics or not for_question(question.text, (REACH,)):
         return []
     proto = port_asking(question)[0]
     return [reach_finding(port, readings, proto=proto) for port in named_ports(question)]
@@ -344,8 +351,9 @@ class MachineEvidence:
                 places.extend(f for f in path_findings(path, question.path_ask, readings) if f not in places)
             places.extend(f for f in folder_verdicts(looks) if f not in places)
         named = [os.path.realpath(os.path.expanduser(p)) for p in named_paths(question)]
-        return Evidence(tuple(findings) + tuple(places), place_topics(topics, places, named), looks, tuple(places),
-                        self._measured(question))
+        topics = place_topics(topics, places, named)
+        return Evidence(tuple(findings) + tuple(places), with_current_problems(question, topics, findings, places),
+                        looks, tuple(places), self._measured(question))
 
     def _measured(self, question: Question) -> tuple[Look, ...]:
         return tuple(Look("this machine", tool, args, self.registry.call(tool, args))
@@ -379,22 +387,5 @@ class MachineEvidence:
         return looks
 
 
-def findings_text(findings: Sequence[Finding]) -> str:
-    """The verdicts as observation lines."""
-    return "\n".join(f.line() for f in findings)
-
-
-def finding_fields(finding: Finding) -> dict[str, Any]:
-    """A problem finding as result fields of a forced answer."""
-    out: dict[str, Any] = {}
-    if finding.culprit:
-        out["culprit"] = finding.culprit
-    if finding.pid is not None:
-        out["pid"] = finding.pid
-    if finding.path:
-        out["path"] = finding.path
-    return out
-
-
 __all__ = ["Evidence", "EvidenceSource", "Look", "MachineEvidence", "NoEvidence", "ReadingsFactory",
-           "finding_fields", "findings_text", "named_paths", "plan_look"]
+           "named_paths", "plan_look"]

@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Generator, Mapping
+from typing import Any, Callable, Generator, Mapping, Sequence
 
 from appliance.agent import events as ev
 from appliance.agent.question.question import Question
-from appliance.agent.evidence import EvidenceSource, findings_text
+from appliance.agent.evidence import EvidenceSource
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import render_with_headline, render_tool_result
 from appliance.agent.run_memory import RunMemory, reads_log
+from appliance.analyzers.base import Finding
 from appliance.agent.settings import EngineSettings
 from appliance.errors import one_line
 from appliance.tools.base import ERROR, OK, Registry
 from appliance.tools.procs import label_records
 
 Snapshot = Callable[[frozenset], Mapping[str, Any]]
+
+
+def findings_text(findings: Sequence[Finding]) -> str:
+    """The verdicts as observation lines."""
+    return "\n".join(f.line() for f in findings)
 
 
 @dataclass

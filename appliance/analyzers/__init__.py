@@ -16,9 +16,9 @@ from appliance.analyzers.base import (
     worst,
 )
 from appliance.analyzers.readings import ReadingUnavailable, Readings
-from appliance.analyzers.runner import ANALYZERS, PAST_FAMILIES, for_question, run_all
+from appliance.analyzers.runner import ANALYZERS, INVENTORY_FAMILIES, PAST_FAMILIES, for_question, run_all
 
 __all__ = [
-    "ANALYZERS", "CRITICAL", "PAST_FAMILIES", "OK", "UNKNOWN", "WARNING", "Analyzer", "Finding", "ReadingUnavailable",
+    "ANALYZERS", "CRITICAL", "INVENTORY_FAMILIES", "PAST_FAMILIES", "OK", "UNKNOWN", "WARNING", "Analyzer", "Finding", "ReadingUnavailable",
     "Readings", "by_severity", "exit_status", "for_question", "run_all", "worst",
 ]

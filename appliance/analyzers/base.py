@@ -79,12 +79,15 @@ class Analyzer:
     func: readings -> findings.
     past: its problems are events that happened (a kill, a logged error), not a state of the
         machine now; an answer about a part of the machine the event is not about may leave it out.
+    judges: its verdicts say whether something is wrong; False for an inventory (the listening
+        ports, the uptime, the scheduled jobs), whose ok verdict states a fact and backs no all-clear.
     """
 
     family: str
     topics: tuple[str, ...]
     func: AnalyzerFunc
     past: bool = False
+    judges: bool = True
 
 
 def worst(findings: list[Finding]) -> str:

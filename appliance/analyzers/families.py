@@ -26,7 +26,7 @@ PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
     Analyzer("restarts", ("restart", "restarting", "crash", "crashing", "keeps dying", "crash loop", "respawn",
                           "started", "new process", "recently", "keeps starting"), restarts.restarts),
     Analyzer("listening", ("listen", "listening", "port", "open port", "bind", "address in use", "dependency",
-                           "server down", "not responding", "connection refused"), network.listening),
+                           "server down", "not responding", "connection refused"), network.listening, judges=False),
     Analyzer("connections", ("connection", "connections", "socket", "close_wait", "syn_sent", "network", "who is connected",
                              "established"), network.connections),
     Analyzer("failed_services", ("service", "services", "systemd", "unit", "daemon", "failed", "fail"),
@@ -40,7 +40,7 @@ PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
     Analyzer("sensors", ("temperature", "hot", "heat", "fan", "loud", "noise", "battery", "thermal", "overheat"),
              sensors.sensors),
     Analyzer("uptime", ("uptime", "been up", "reboot", "rebooted", "boot", "how long up", "how long running", "restarted machine"),
-             timekeeping.uptime),
+             timekeeping.uptime, judges=False),
 )
 
 # The checklist's process readings (issue 32; docs/analyzers.md "Processes by name, users, growth").

@@ -35,9 +35,12 @@ COUNT_ENTRIES, COUNT_SECONDS = 200_000, 2.0  # the bounds of the count's walk
 GROWING = 64 << 10  # bytes per second, steady over the window: 5 GiB a day
 # Words that ask who holds a place; the strong ones say that something is in the way (a warning
 # when a process holds it), the others ask who has it (the holders are then a fact, not a fault).
-_HOLD = re.compile(r"\b(busy|eject|unmount|umount|in use|unplug|locked|still open|keeps? .{0,20}open|using|use it|"
-                   r"has .{0,40}\bopen|remove|delete)\b|\b(?:who|which|what)\b.{0,40}\b(?:holds?|holding)\b", re.I)
-_IN_THE_WAY = re.compile(r"\b(busy|eject|unmount|umount|in use|unplug|locked|still open|keeps? .{0,20}open|"
+# Taking a disk away, in a person's words: "pull out", "take out", "disconnect", "detach".
+_TAKE_AWAY = r"unplug|pull(?:ing)? (?:\w+ ){0,2}?out|take (?:\w+ ){0,2}?out|disconnect|detach"
+_HOLD = re.compile(rf"\b(busy|eject|unmount|umount|in use|{_TAKE_AWAY}|locked|still open|keeps? .{{0,20}}open|using|"
+                   r"use it|ha(?:s|ve) .{0,40}\bopen|remove|delete)\b|\b(?:who|which|what)\b.{0,40}\b(?:holds?|holding)\b",
+                   re.I)
+_IN_THE_WAY = re.compile(rf"\b(busy|eject|unmount|umount|in use|{_TAKE_AWAY}|locked|still open|keeps? .{{0,20}}open|"
                          r"can'?t (?:remove|delete)|cannot (?:remove|delete))\b", re.I)
 # Permission: a denial the person reports (judged for anyone but the owners when no user is named),
 # or "can USER read/open X" (judged for the user named, else for anyone but the owners).

@@ -19,6 +19,7 @@ from appliance.analyzers.families import FAMILIES
 ANALYZERS: tuple[Analyzer, ...] = FAMILIES
 # The families whose problems are past events (Analyzer.past).
 PAST_FAMILIES = frozenset(a.family for a in ANALYZERS if a.past)
+INVENTORY_FAMILIES = frozenset(a.family for a in ANALYZERS if not a.judges)
 
 
 def _one_line(exc: BaseException) -> str:

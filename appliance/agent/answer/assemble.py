@@ -12,7 +12,8 @@ from typing import Any, Mapping, Sequence
 
 from appliance.agent.question.kinds import Asks, Resource
 from appliance.agent.question.question import Question
-from appliance.agent.evidence import GENERAL_FAMILIES, Evidence, finding_fields
+from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.analyzers.base import Finding
 
 SHOWN = 3
 FACTS_SHOWN = 8  # the plain facts of a reading without a headline (a system overview)
@@ -23,6 +24,18 @@ _ABOUT: dict[Resource, str] = {
     Resource.PROCESSES: "processes", Resource.TIME: "the clock and uptime", Resource.LOGS: "the logs",
     Resource.CONFIG: "the settings", Resource.NONE: "this machine",
 }
+
+
+def finding_fields(finding: Finding) -> dict[str, Any]:
+    """A problem finding as result fields of a forced answer."""
+    out: dict[str, Any] = {}
+    if finding.culprit:
+        out["culprit"] = finding.culprit
+    if finding.pid is not None:
+        out["pid"] = finding.pid
+    if finding.path:
+        out["path"] = finding.path
+    return out
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ class Kind(str, Enum):
     NOT_FIRST = "not-the-first"
     NO_NUMBER = "no-number"
     NAMES_NO_THING = "names-no-thing"
+    NAMES_NO_USER = "names-no-user"  # name: the user the observations rank first
     LOG_NOT_QUOTED = "log-errors-not-quoted"
     UNADDRESSED = "finding-not-addressed"
     LAST_STEP = "last-step"
@@ -56,7 +57,8 @@ class Misfit:
     """kind: what was wrong; reason: the label the model reads (the engine's words and what they
     quote from the machine or the answer); own: the engine's words alone, which an answer must not
     copy (a retry may repeat the verdict a label quotes); finding: the verdict it rests on;
-    invented: never passed on as the model's answer; rule: the rule that found it (the record)."""
+    invented: never passed on as the model's answer; rule: the rule that found it (the record);
+    name: what the retry must name, when the rule knows it (the busiest user)."""
 
     kind: Kind
     reason: str
@@ -64,6 +66,7 @@ class Misfit:
     own: str = ""
     invented: bool = True
     rule: str = ""
+    name: str = ""
 
     @property
     def own_words(self) -> str:

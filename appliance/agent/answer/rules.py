@@ -22,8 +22,10 @@ from appliance.agent.answer.fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranki
                                         is_conditional, outside_place, question_form, seeks_fault, yes_or_no)
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
-from appliance.agent.answer.said import CULPRIT_FIELDS, claims_any_fault, claims_problem, denies_all, names_a_problem
+from appliance.agent.answer.said import (CULPRIT_FIELDS, claims_any_fault, claims_problem, denies_all, names_a_problem,
+                                         names_any, quotes_a_verdict)
 from appliance.agent.answer.settled import settled_clear, verdicts_clear
+from appliance.agent.answer.users import names_a_user, observed_users, user_verdict
 from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
 from appliance.agent.question.kinds import ANSWERABLE, THINGS, Asks
 from appliance.agent.question.question import Question, as_question
@@ -87,6 +89,13 @@ def place_problem_missed(answer: str, result: Mapping[str, Any], question: "Ques
     own: a cause line is quoted, not its file named."""
     if not seeks_fault(question):
         return None
+    # the lookup, permission or holders of the named path itself: the cause the verdict found (the
+    # dangling link, the closed folder), named as itself, not the path that fails restated
+    on_path = [f for f in evidence.places if f.is_problem and f.family not in STORAGE_FAMILIES and f.family != LOGS
+               and (f.culprit or f.path)]
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    if on_path and not names_any(stated, on_path, whole_paths=True):
+        return f"[misses-the-check: {on_path[0].line()[:200]}]"
     at_place = [f for f in evidence.places if f.is_problem and f.family in STORAGE_FAMILIES and f.family in evidence.topics
                 and (f.culprit or f.path)]
     if not at_place:
@@ -116,7 +125,8 @@ def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) 
             or evidence.places or not verdicts_clear(evidence):
         return None
     if question_form(question) == WHICH and not is_conditional(question) and evidence.topics \
-            and names_first_ranked(answer, {}, evidence.findings, evidence.topics[0]):
+            and (names_first_ranked(answer, {}, evidence.findings, evidence.topics[0])
+                 or quotes_a_verdict(answer, [f for f in evidence.findings if f.family in evidence.topics])):
         return None
     # "kworker uses 0 % of one core" claims nothing; only a claim of a family's fault answers it
     if denies_all(answer) or claims_any_fault(answer) or (claims_problem(answer) and not _small_share(answer)):
@@ -219,7 +229,7 @@ def _outside_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
 
 def _misses_culprit(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     evidence = ctx.evidence
-    if names_a_problem(a.stated, evidence.asked_problems()):
+    if names_any(a.stated, [f for f in evidence.asked_problems() if f.is_problem], whole_paths=True):
         return None
     if evidence.looks:
         reason = place_problem_missed(a.text, a.result, q, evidence)
@@ -239,6 +249,17 @@ def _not_first(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     first = first_ranked(evidence.findings, evidence.topics[0])
     reason = not_verdicts_first(a.text, a.result, evidence.findings, evidence.topics[0])
     return _labelled(Kind.NOT_FIRST, reason, first[0] if first else None)
+
+
+def _names_user(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
+    if q.paths:  # who owns a named place: the place's own readings answer it
+        return None
+    users = observed_users(ctx.bodies, ctx.evidence.findings)
+    if not users or names_a_user(a.text, a.result, users):
+        return None
+    return Misfit(Kind.NAMES_NO_USER, f"[names-no-user: the question asks which user; name the user an observation "
+                  f"shows, such as {users[0]}]", user_verdict(ctx.evidence.findings), own="[names-no-user]",
+                  name=users[0])
 
 
 def _form(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
@@ -314,6 +335,7 @@ RULES: tuple[Rule, ...] = (
     Rule("names-the-culprit", _FAULT_KINDS, "what is wrong? where the checks found the culprit", _misses_culprit),
     Rule("verdicts-first", frozenset({Asks.PROCESS}), "which process has the most …? (a family's own ranking)",
          _not_first),
+    Rule("names-a-user", frozenset({Asks.USER}), "which user …? (an account, not its process)", _names_user),
     Rule("shape", _ANSWERABLE - {Asks.USER, Asks.SYSTEM_FACT},
          "the answer's shape: a number for how much/many, a thing for which, a log's line for why", _form),
     Rule("yes-or-no", THINGS | {Asks.YES_NO}, "questions answered yes or no (if so, which?)", _yes_or_no),

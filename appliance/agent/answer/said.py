@@ -239,13 +239,17 @@ def names_a_problem(stated: str, findings: Sequence[Finding]) -> bool:
     return names_any(stated, [f for f in findings if f.is_problem])
 
 
-def names_any(stated: str, findings: Sequence[Finding]) -> bool:
-    """The text names what one of `findings` names: its culprit, pid or path, as a whole word."""
+def names_any(stated: str, findings: Sequence[Finding], *, whole_paths: bool = False) -> bool:
+    """The text names what one of `findings` names: its culprit, pid or path, as a whole word;
+    with `whole_paths`, a path only as itself, not as the start of a longer one (the dangling link
+    /srv/app/current is not named by /srv/app/current/config.yml, the path that fails)."""
     text = stated.lower()
     for finding in findings:
         names = [str(x).lower() for x in (finding.culprit, finding.pid, finding.path) if x not in (None, "")]
-        if any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)", text) for n in names):
-            return True
+        for name in names:
+            deeper = r"|/[\w.]" if whole_paths and name.startswith("/") else ""
+            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\d{deeper})", text):
+                return True
     return False
 
 
@@ -270,3 +274,13 @@ def names_process(stated: str, name: str, pid: object) -> bool:
         or bool(pid and re.search(rf"\b{pid}\b", text))
 
 
+
+
+# What an answer can quote of a verdict: a path or command line, or a process with its pid.
+_QUOTABLE = re.compile(r"(?<![\w.-])/[\w.@+-]+(?:/[\w.@+-]+)+|[\w.:-]+ \(pid \d+\)")
+
+
+def quotes_a_verdict(answer: str, findings: Sequence[Finding]) -> bool:
+    """The answer names what one of the verdicts names, even an ok one: "which job runs every
+    minute?" is answered by the job the scheduled-jobs verdict lists as a fact."""
+    return any(token in f.verdict for token in _QUOTABLE.findall(answer) for f in findings)

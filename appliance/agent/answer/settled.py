@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import re
 
-from appliance.agent.answer.said import FAULT_CLAIMS, claims_any_fault, named_processes, names_process, problems_for
+from appliance.agent.answer.said import claims_any_fault, named_processes, names_process, problems_for
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.analyzers import INVENTORY_FAMILIES
 from appliance.agent.question.question import Question, is_conditional
 
 
 def verdicts_clear(evidence: Evidence) -> bool:
     """The checks judged the question's fault families (the general ones when it names none) and
     found nothing wrong there nor at the places it names: an all-clear answer rests on those
-    verdicts. Inventory families (listening ports, uptime) judge no fault, so back no all-clear."""
-    families = [f for f in evidence.topics or GENERAL_FAMILIES if f in FAULT_CLAIMS]  # families that judge a fault
+    verdicts. Inventory families (listening ports, uptime) judge no fault, so back no all-clear;
+    every other family does, the checklist's and the named places' too (`Analyzer.judges`)."""
+    families = [f for f in evidence.topics or GENERAL_FAMILIES if f not in INVENTORY_FAMILIES]
     judged = [f for f in evidence.findings if f.family in families]
     return bool(judged) and not problems_for(evidence.findings, families) \
         and not any(f.is_problem for f in evidence.places)

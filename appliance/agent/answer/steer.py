@@ -172,6 +172,10 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
     log_errors: the error lines of the log the question is about (a refused answer that did not
     quote them begins with the log's words). answer/result: the refused answer, asked whether it
     also contradicts a verdict when it was refused for another reason first."""
+    if misfit.kind is Kind.NAMES_NO_USER and misfit.name:  # the user, not the busiest process
+        found = misfit.finding
+        opening = statement(found) if found is not None and found.is_problem else f"The user {misfit.name}"
+        return Steer(culprits=(misfit.name,), openings=(opening[:MAX_OPENING],))
     if misfit.kind is Kind.LOG_NOT_QUOTED and log_errors:
         return Steer(openings=(log_cause(evidence, log_errors),))
     if misfit.kind is Kind.SAY_YES_OR_NO and misfit.finding is None:

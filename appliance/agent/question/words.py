@@ -35,12 +35,13 @@ _WHY_Q = re.compile(r"\bwhy\b|\bwhat(?:\s+(?:caused|causes|went\s+wrong|is\s+wro
 # "anything wrong with the reports?" is "is there anything wrong …?" with its verb left out; "something
 # is wrong with my disk" is a statement.
 # "can't log in since …" and "doesn't work" open a statement, not a question.
-_YES_NO_Q = re.compile(r"^\s*(?:is|are|does|do|did|has|have|can|could|was|were|am|will|should)\b(?!'t\b)"
+# A clause after a preamble asks too ("before I unplug it: does anything still use it?").
+_YES_NO_Q = re.compile(r"(?:^|[.:;!?]\s*)\s*(?:is|are|does|do|did|has|have|can|could|was|were|am|will|should)\b(?!'t\b)"
                        r"|\b(?:is|are)\s+(?:there|anything|something|any)\b"
                        r"|^\s*(?:anything|something|any)\b(?!\s+(?:is|are|was|were|has|have|keeps|seems)\b)(?:[^.?!]|\.(?=\S))*\?",
                        re.I)
 _SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main|closest)\b", re.I)
-_CONDITIONAL = re.compile(r"\bif so\b|^\s*(?:is|are|does|do)\s+(?:any|anything|something|there)\b", re.I)
+_CONDITIONAL = re.compile(r"\bif so\b|(?:^|[.:;!?]\s*)\s*(?:is|are|does|do)\s+(?:any|anything|something|there)\b", re.I)
 _TROUBLE = re.compile(
     r"\b(?:errors?|fail\w*|slow\w*|full|hog\w*|stuck|crash\w*|die[sd]?|dying|dead|broken|broke|wrong|problems?|"
     r"issues?|leak\w*|high|loud|hot|eating|filling|flood\w*|zombies?|defunct|restart\w*|hang\w*|freez\w*|"
@@ -271,7 +272,8 @@ _RESOURCES: tuple[tuple[Resource, re.Pattern], ...] = (
                                r"\bdrift|\bscheduled?\b|\bevery\s+(?:hour|day|night|minute|morning)|\bat\s+night\b|"
                                r"\bnightly|\bautomatically\b|\bturned\s+it\s+off|\brestarted\s+the\s+(?:machine|computer)|"
                                r"\bcron|\btimers?\b", re.I)),
-    (Resource.DISK_SPACE, re.compile(r"\bdisk|\bspace\b|\bfull\b|\bstorage|\bpartition|\bfilesystem|\bfile\s+system|"
+    # "full of copies of one program" is about its contents, not a full disk
+    (Resource.DISK_SPACE, re.compile(r"\bdisk|\bspace\b|\bfull\b(?!\s+of\b)|\bstorage|\bpartition|\bfilesystem|\bfile\s+system|"
                                      r"\bgigs?\b|\bgb\b|\bfolders?|\bdirector(?:y|ies)|\bmount|\bdrives?\b|\bquota|"
                                      r"\b(?:biggest|largest|giant|huge)\b|\bbytes\b|\bgrew\b|\bfree\b|"
                                      r"\bfill(?:s|ing)?\s+up\b", re.I)),

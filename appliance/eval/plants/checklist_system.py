@@ -50,7 +50,8 @@ def plant_reach(sandbox: Sandbox) -> Fault:
 
 def control_reach(sandbox: Sandbox) -> Fault:
     pid, name, port = _listener(sandbox, "0.0.0.0")
-    fine = ("all interfaces", "0.0.0.0", "every interface", "any address", "all addresses", "reachable")
+    fine = ("all interfaces", "0.0.0.0", "every interface", "any address", "all addresses", "reachable",
+            "can reach", "can connect")
     return Fault(sandbox, {"port": port, "fault": None, "decoy": name, "decoy_pid": pid},
                  [no_culprit(fine=fine)], slots={"port": port}, names=(name,))
 
