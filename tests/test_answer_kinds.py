@@ -265,9 +265,7 @@ def test_which_user_is_answered_by_a_user_and_the_retry_is_steered_to_the_busies
     question = _question(case, Asks.USER)
     refused = judge_answer(case.answer, {}, _ctx(case, question))
     assert refused.rule == "names-a-user"
-    misfit = next(r for r in RULES if r.name == "names-a-user").judge(Answer(case.answer, {}), question,
-                                                                        _ctx(case, question))
-    steered = steer(misfit, question, case.evidence, list(case.bodies))
+    steered = steer(refused.misfit, question, case.evidence, list(case.bodies))  # as the engine steers
     assert steered.culprits == ("www-data",) and steered.openings[0].startswith("user www-data takes 70 %")
     passed = judge_answer("The user www-data runs hashminer (pid 12), which takes 70 % of both cores.", {},
                           _ctx(case, question))
@@ -320,3 +318,22 @@ def test_a_which_question_answered_by_what_an_ok_verdict_lists_is_not_sent_to_sa
     assert named.rule != "claims-no-fault"
     other = judge_answer("The eth0 interface is up: eth0 up=yes.", {}, _ctx(case, question))
     assert other.rule == "claims-no-fault"
+
+
+def test_the_engines_own_answer_to_which_user_leads_with_the_user():
+    from appliance.agent.answer.assemble import assemble
+
+    question = _question(CASES["names-a-user"], Asks.USER)
+    assembled = assemble(question, Evidence((CPU_HOG, USERS_HOG), ("cpu", "user_load")), "no answer held")
+    assert assembled.text.startswith("The appliance's checks found a problem: user www-data takes 70 %")
+    assert assembled.result.get("culprit") == "www-data"
+
+
+def test_a_retry_begins_with_the_clause_that_names_the_cause_as_itself():
+    from appliance.agent.answer.steer import statement
+
+    link = Finding("path_lookup", WARNING, "/srv/shop/current/config.yml does not exist: /srv/shop/current is a link "
+                   "to /srv/shop/releases/r7, which does not exist (/srv/shop/releases has no entry r7)",
+                   culprit="/srv/shop/current", path="/srv/shop/current")
+    assert statement(link).startswith("/srv/shop/current is a link to /srv/shop/releases/r7")
+    assert statement(CPU_HOG) == "hashminer (pid 12) uses 99 % of one core (threshold 75 %)"

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from appliance.agent.question.kinds import Asks, Resource
 from appliance.agent.question.question import Question
+from appliance.agent.answer.users import USER_FAMILY
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.analyzers.base import Finding
 
@@ -82,6 +83,8 @@ def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence
     shown = evidence.shown()
     problems = [f for f in shown if f.is_problem]
     ours = [f for f in evidence.part_problems() if f in problems]
+    if question.asks is Asks.USER:  # "whose account is it?": the per-user verdict leads, its user the culprit
+        ours.sort(key=lambda f: f.family != USER_FAMILY)
     elsewhere = [f for f in problems if f not in ours][:SHOWN]
     ours = ours[:SHOWN]
     asked = evidence.topics or GENERAL_FAMILIES

@@ -130,13 +130,15 @@ class Verdict:
     own: str = ""  # the problem's own words, without the value it quotes from the answer
     finding: Finding | None = None  # the verdict the problem rests on
     rule: str = ""  # the answer rule that found it (agent/answer/rules.py)
+    name: str = ""  # what the retry must name, when the rule knows it
 
     @property
     def misfit(self) -> Misfit | None:
         """The problem as a value (what steering and the engine's own answer act on)."""
         if self.problem is None or self.kind is None:
             return None
-        return Misfit(self.kind, self.problem, self.finding, own=self.own, invented=self.invented, rule=self.rule)
+        return Misfit(self.kind, self.problem, self.finding, own=self.own, invented=self.invented, rule=self.rule,
+                      name=self.name)
 
 
 MAIN_FIELDS = ("culprit", "process")

@@ -389,5 +389,5 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
         misfit = rule.judge(said, question, ctx)
         if misfit is not None:
             return replace(verdict, problem=misfit.reason, kind=misfit.kind, own=misfit.own_words,
-                           finding=misfit.finding, invented=True, rule=rule.name)
+                           finding=misfit.finding, invented=True, rule=rule.name, name=misfit.name)
     return verdict

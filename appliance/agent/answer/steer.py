@@ -77,7 +77,13 @@ def statement(finding: Finding) -> str:
     a bare name the model may pin another fault on; the name alone when no clause holds it or the
     clause is too long to leave room."""
     name = str(finding.culprit or finding.path)
-    clause = next((c for c in _top_clauses(finding.verdict) if name in c), name)
+    clauses = _top_clauses(finding.verdict)
+    # the clause that names it as itself first ("/srv/app/current is a link to …"), not one naming a
+    # path below it ("/srv/app/current/config.yml does not exist")
+    whole = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|/[\w.])")
+    clause = next((c for c in clauses if whole.search(c)), None) or next((c for c in clauses if name in c), name)
+    if len(clause) > MAX_OPENING:  # without its closing aside "(… has no entry …)", when that fits
+        clause = re.sub(r"\s*\([^()]*\)$", "", clause)
     return clause if len(clause) <= MAX_OPENING else name
 
 
@@ -122,12 +128,15 @@ def _contradicted_ok(misfit: Misfit | None, evidence: Evidence) -> Finding | Non
 
 
 def _fine_topic(misfit: Misfit, question: "Question | str", evidence: Evidence) -> Finding | None:
-    """For an answer that named no real culprit, asked what is wrong where the checks found nothing
-    wrong in the question's fault families (and it names no place): the first ok verdict of those
-    families (the general ones when it names none)."""
+    """For an answer that named no real culprit, asked what is wrong (or whether something is)
+    where the checks found nothing wrong in the question's fault families (and it names no place):
+    the first ok verdict of those families (the general ones when it names none)."""
     if misfit.kind not in NO_REAL_CULPRIT or evidence.looks or evidence.places:
         return None
-    if not seeks_fault(question) or not verdicts_clear(evidence):
+    # a yes/no question ("is some process held back by a CPU limit?") asks whether a fault is there,
+    # whatever its words say of trouble
+    asks_yes_no = question_form(question) == YES_NO
+    if not (seeks_fault(question) or asks_yes_no) or not verdicts_clear(evidence):
         return None
     return _first_ok(evidence, evidence.topics or GENERAL_FAMILIES)
 
