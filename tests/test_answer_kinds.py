@@ -337,3 +337,21 @@ def test_a_retry_begins_with_the_clause_that_names_the_cause_as_itself():
                    culprit="/srv/shop/current", path="/srv/shop/current")
     assert statement(link).startswith("/srv/shop/current is a link to /srv/shop/releases/r7")
     assert statement(CPU_HOG) == "hashminer (pid 12) uses 99 % of one core (threshold 75 %)"
+
+
+def test_a_plain_which_question_is_steered_to_the_fact_its_ok_verdict_states():
+    """"which job runs every minute?" asks for a fact the scheduled-jobs verdict states (ok): the
+    retry begins with that part of the verdict, not with "No problem found"; a yes/no question and
+    a complaint still get the all-clear opening."""
+    from appliance.agent.answer.steer import NO_PROBLEM, fine_opening
+
+    jobs = Finding("scheduled_jobs", OK, "3 cron jobs in 2 tables, every program found; periodic scripts: 4; "
+                   "every minute: '/usr/bin/tar -czf /var/tmp/s.tgz /usr' (/etc/cron.d/s, as root)")
+    which = _question(Case("something starts every minute here, which job is that?", Asks.SERVICE, "", Evidence(), ()),
+                      Asks.SERVICE)
+    which = replace(which, fault=False)
+    assert fine_opening(jobs, which).startswith("every minute: '/usr/bin/tar -czf")
+    yes_no = read_question("are there any jobs that run every minute?")
+    assert fine_opening(jobs, yes_no).startswith(NO_PROBLEM)
+    complaint = read_question("which job keeps failing every minute?")
+    assert complaint.fault and fine_opening(jobs, complaint).startswith(NO_PROBLEM)

@@ -397,3 +397,22 @@ def test_a_complaint_whose_part_shows_nothing_wrong_is_led_by_what_is_wrong_now(
     disk_full = Finding("filesystem_full", WARNING, "/ is 97 % full", culprit="/")
     assert with_current_problems(complaint, topics, [disk_full, copies], []) == topics  # its own part is wrong
     assert with_current_problems(complaint, topics, [oom, disk_fine], []) == topics  # only a past event
+
+
+
+def test_a_yes_no_complaint_is_led_by_a_problem_of_its_own_part_only():
+    """"is something limiting my job? the processor is idle": the CPU quota's warning belongs to the
+    CPU part its words name, and leads; a problem of another part (a full disk) does not lead a
+    yes/no question, though it leads an open complaint."""
+    from appliance.agent.evidence import with_current_problems
+    from appliance.agent.question.question import read_question
+
+    throttled = Finding("cgroup_limits", WARNING, "control group /batch is throttled by its CPU quota: job (pid 7)",
+                        culprit="job", pid=7)
+    disk_full = Finding("filesystem_full", WARNING, "/ is 97 % full", culprit="/")
+    cpu_fine = Finding("cpu", OK, "no CPU hog")
+    question = read_question("a job here runs painfully slowly even though the processor is mostly idle. "
+                             "is something limiting it?")
+    assert question.resource.value == "cpu" and question.fault
+    assert with_current_problems(question, ("cpu",), [cpu_fine, throttled], [])[0] == "cgroup_limits"
+    assert with_current_problems(question, ("cpu",), [cpu_fine, disk_full], []) == ("cpu",)

@@ -15,7 +15,8 @@ shows, with no verdict to say what it should have named, is sent back without an
 from __future__ import annotations
 
 from appliance.agent.answer.misfit import NO_REAL_CULPRIT, Kind, Misfit
-from appliance.agent.question.question import Question
+from appliance.agent.question.kinds import THINGS
+from appliance.agent.question.question import Question, as_question
 
 import re
 from dataclasses import dataclass
@@ -98,11 +99,30 @@ def headline(finding: Finding) -> str:
     return head
 
 
+_WORDS = re.compile(r"[a-z]{3,}")
+
+
+def _clause_asked(finding: Finding, question: str) -> str | None:
+    """The clause of an ok verdict that shares the most words with a plain which-question (the
+    every-minute jobs of the scheduled-jobs verdict for "which job runs every minute?"), when one
+    shares any and fits an opening."""
+    asked = set(_WORDS.findall(question.lower()))
+    parts = [p.strip() for p in re.split(r";\s+(?![^(]*\))", finding.verdict) if p.strip()]  # "label: value" kept whole
+    scored = [(len(asked & set(_WORDS.findall(c.lower()))), c) for c in parts]
+    best = max(scored, default=(0, ""), key=lambda pair: pair[0])
+    return best[1] if best[0] and len(best[1]) <= MAX_OPENING else None
+
+
 def fine_opening(fine: Finding, question: "Question | str") -> str:
     """What a retry resting on an ok verdict begins with: "No problem found: " and the verdict's
     headline, and for a how-much question also the verdict's first clause with a number ("…: no
     filesystem is full: the fullest, / (ext4) is 26 % used, …"): the form check asks such an
     answer for a number, and a headline alone would steer the retry into that refusal."""
+    asked = as_question(question)
+    if asked.asks in THINGS and not asked.fault:  # "which job runs every minute?": the fact, not an all-clear
+        fact = _clause_asked(fine, asked.text)
+        if fact is not None:
+            return fact
     opening = NO_PROBLEM + headline(fine)
     if question_form(question) != AMOUNT or re.search(r"\d", opening):
         return opening
