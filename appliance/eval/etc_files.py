@@ -36,7 +36,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-from appliance.eval.reaper import SandboxError
+from appliance.eval.reaper import SandboxError, pid_alive
 
 TAG_PREFIX = "appliance-eval-"
 _TAGGED = re.compile(rf"#\s*({re.escape(TAG_PREFIX)}(\d+)-[0-9a-f]+)( joined)?\s*$")
@@ -181,16 +181,6 @@ def sweep(owners: "set[int]") -> int:
     return removed
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def owners_tagged() -> set[int]:
     """The evaluator pids whose tags are in the swept files and folders."""
     found: set[int] = set()
@@ -207,5 +197,5 @@ def owners_tagged() -> set[int]:
 
 def sweep_dead() -> int:
     """Remove what evaluators that no longer run left in /etc (a crash that took their reaper too)."""
-    dead = {pid for pid in owners_tagged() if pid != os.getpid() and not _alive(pid)}
+    dead = {pid for pid in owners_tagged() if pid != os.getpid() and not pid_alive(pid)}
     return sweep(dead) if dead else 0

@@ -96,6 +96,17 @@ class SandboxError(RuntimeError):
     """A fault could not be set up (the reaper did not start, a process did not become ready)."""
 
 
+def pid_alive(pid: int) -> bool:
+    """A process with this pid exists (a zombie too; one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def running(pid: int) -> bool:
     """Alive and not a zombie (a dead process waits in the table until its parent reaps it)."""
     try:

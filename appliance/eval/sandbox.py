@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from appliance.eval import etc_files
-from appliance.eval.reaper import SandboxError, reaper, running
+from appliance.eval.reaper import SandboxError, pid_alive, reaper, running
 
 PREFIX = "appliance-eval-"
 _STALE_NAME = re.compile(rf"^{re.escape(PREFIX)}(?:bin-)?(\d+)-")
@@ -331,16 +331,6 @@ def _wait_gone(pids: Sequence[int], timeout: float) -> None:
         time.sleep(0.02)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_stale(base: str | os.PathLike | None = None) -> list[Path]:
     """Remove sandbox directories whose owning evaluator no longer runs; return what was removed.
 
@@ -354,7 +344,7 @@ def sweep_stale(base: str | os.PathLike | None = None) -> list[Path]:
         if not match or not entry.is_dir():
             continue
         owner = int(match.group(1))
-        if owner == os.getpid() or _pid_alive(owner):
+        if owner == os.getpid() or pid_alive(owner):
             continue
         for target in reversed(mounts_under(entry)):
             _unmount(target)
