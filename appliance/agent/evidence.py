@@ -177,8 +177,8 @@ def reach_verdicts_for(question: "Question | str", topics: Sequence[str], readin
     """For a question about reaching a service from other machines, whether each port it names can
     be reached: a warning when it listens on loopback only (or not at all)."""
     question = as_question(question)
-    # the words ask about reaching it ("from other machines"), not just the part (every question
-    # about the network has the reach family among its topics)
+    # the words ask about reaching it ("from other machines"), not just the part (a question whose
+    # words name no family gets its resource's, and the network's include reach)
     if REACH.family not in topics or not for_question(question.text, (REACH,)):
         return []
     proto = port_asking(question)[0]

@@ -229,7 +229,7 @@ def _outside_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
 
 def _misses_culprit(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     evidence = ctx.evidence
-    if names_any(a.stated, [f for f in evidence.asked_problems() if f.is_problem], whole_paths=True):
+    if names_any(a.stated, evidence.asked_problems(), whole_paths=True):
         return None
     if evidence.looks:
         reason = place_problem_missed(a.text, a.result, q, evidence)

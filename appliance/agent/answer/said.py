@@ -274,13 +274,13 @@ def names_process(stated: str, name: str, pid: object) -> bool:
         or bool(pid and re.search(rf"\b{pid}\b", text))
 
 
-
-
-# What an answer can quote of a verdict: a path or command line, or a process with its pid.
-_QUOTABLE = re.compile(r"(?<![\w.-])/[\w.@+-]+(?:/[\w.@+-]+)+|[\w.:-]+ \(pid \d+\)")
+# A path of two or more parts, as an answer quotes it from a verdict (a command line's program).
+_QUOTED_PATH = re.compile(r"(?<![\w.-])/[\w.@+-]+(?:/[\w.@+-]+)+")
 
 
 def quotes_a_verdict(answer: str, findings: Sequence[Finding]) -> bool:
-    """The answer names what one of the verdicts names, even an ok one: "which job runs every
-    minute?" is answered by the job the scheduled-jobs verdict lists as a fact."""
-    return any(token in f.verdict for token in _QUOTABLE.findall(answer) for f in findings)
+    """The answer names what one of the verdicts names, even an ok one: a path, or a process with
+    its pid ("which job runs every minute?" is answered by the job the scheduled-jobs verdict lists
+    as a fact)."""
+    tokens = _QUOTED_PATH.findall(answer) + [m.group(0) for m in NAMED_PROCESS.finditer(answer)]
+    return any(token in f.verdict for token in tokens for f in findings)

@@ -58,13 +58,13 @@ def topic_problems(evidence: Evidence) -> list[Finding]:
 MAX_OPENING = 180
 
 
-def _top_clauses(text: str) -> list[str]:
-    """`text` cut at "; " and ": " outside parentheses ("(drwxr-xr-x root:root: only root may …)"
-    stays whole)."""
+def _top_clauses(text: str, marks: str = ";:") -> list[str]:
+    """`text` cut at "; " and ": " (or at the `marks` given) outside parentheses ("(drwxr-xr-x
+    root:root: only root may …)" stays whole)."""
     out, depth, start = [], 0, 0
     for i, char in enumerate(text):
         depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and char in ";:" and text[i + 1:i + 2] == " ":
+        if depth == 0 and char in marks and text[i + 1:i + 2] == " ":
             out.append(text[start:i].strip())
             start = i + 2
     out.append(text[start:].strip())
@@ -107,7 +107,7 @@ def _clause_asked(finding: Finding, question: str) -> str | None:
     every-minute jobs of the scheduled-jobs verdict for "which job runs every minute?"), when one
     shares any and fits an opening."""
     asked = set(_WORDS.findall(question.lower()))
-    parts = [p.strip() for p in re.split(r";\s+(?![^(]*\))", finding.verdict) if p.strip()]  # "label: value" kept whole
+    parts = _top_clauses(finding.verdict, marks=";")  # "label: value" kept whole
     scored = [(len(asked & set(_WORDS.findall(c.lower()))), c) for c in parts]
     best = max(scored, default=(0, ""), key=lambda pair: pair[0])
     return best[1] if best[0] and len(best[1]) <= MAX_OPENING else None
