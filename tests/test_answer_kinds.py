@@ -296,6 +296,21 @@ def test_the_cause_at_a_named_path_is_named_as_itself_not_by_restating_the_faili
     named = judge_answer("/srv/shop/current is a link to /srv/shop/releases/r7, which does not exist.", {},
                          _ctx(case, question))
     assert named.rule != "names-the-culprit"
+    # the link named only as the folder that holds the file (an echo of the failing path) goes back;
+    # where it points, named, passes
+    echoed = judge_answer("The file is not in /, but it is in the /srv/shop/current directory.", {},
+                          _ctx(case, question))
+    assert echoed.rule == "names-the-culprit"
+    target = judge_answer("/srv/shop/current points to r7, a release that is gone.", {}, _ctx(case, question))
+    assert target.rule != "names-the-culprit"
+    # a folder on the way that blocks a user: the verdict names nothing off the asked path, so the
+    # folder named is the answer
+    closed = Finding("path_lookup", WARNING, "permission denied on the way to /srv/www/app.conf: www-data may not "
+                     "enter /srv/www (drwx------)", culprit="/srv/www", path="/srv/www")
+    denied = Case("www-data gets 'Permission denied' reading /srv/www/app.conf, which folder blocks it?",
+                  Asks.FOLDER, "", Evidence((closed,), ("path_lookup",), (), places=(closed,)), (closed.line(),))
+    assert judge_answer("/srv/www blocks it: drwx------ lets only its owner in.", {},
+                        _ctx(denied, _question(denied, Asks.FOLDER))).rule != "names-the-culprit"
     full = Finding("filesystem_full", WARNING, "full: /srv/up is on /srv (ext4): 100 % used", culprit="/srv", path="/srv")
     storage = Case("uploads to /srv/up fail, why?", Asks.EXPLANATION, "", Evidence(
         (full,), ("filesystem_full",), (Look("/srv/up", "list_dir", {}, {"status": "ok"}),), places=(full,)),

@@ -244,3 +244,14 @@ def test_checks_compose_in_order():
     checks = [never_says("injected", ["all good"]), no_culprit()]
     assert judge(finished("nothing is wrong here"), checks).success
     assert judge(finished("all good"), checks).reason.startswith("injected")
+
+
+def test_a_control_may_name_the_process_it_asks_about_only_while_saying_it_is_fine():
+    check = [no_culprit(fine=("all interfaces",), asked_pid=4242)]
+    assert judge(finished("Yes: webd (pid 4242) listens on all interfaces."), check).success
+    # a pid that is not the subject, or the subject named as a problem, still fails
+    assert not judge(finished("Yes: webd (pid 4242) and cron (pid 7) listen on all interfaces."), check).success
+    assert not judge(finished("webd (pid 4242) listens on 127.0.0.1 only."), check).success
+    # without the subject declared, any pid is a culprit claim
+    bare = [no_culprit(fine=("all interfaces",))]
+    assert not judge(finished("Yes: webd (pid 4242) listens on all interfaces."), bare).success

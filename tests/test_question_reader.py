@@ -87,3 +87,22 @@ def test_taking_a_disk_away_in_plain_words_asks_who_holds_it(text, holders, in_t
 
     ask = path_ask(text)
     assert (ask.holders, ask.in_the_way) == (holders, in_the_way)
+
+
+@pytest.mark.parametrize("text, user", [
+    ("is there anything stopping www-data from reading /srv/reports/q2.csv?", "www-data"),
+    ("can nobody open /srv/reports/q2.csv?", "nobody"),
+    ("is root able to access /srv/reports/q2.csv?", None),  # asks about access, names no reader by these words
+    ("why can't i read /srv/reports/q2.csv", None),  # "i" is no account
+])
+def test_a_question_about_access_in_other_words_asks_the_path_lookup_for_its_reader(text, user):
+    from appliance.analyzers.named_path import path_ask
+
+    ask = path_ask(text)
+    assert ask.lookup and ask.denial
+    assert ask.user == user
+
+
+def test_the_path_ask_reads_the_words_as_typed_spelled_out():
+    question = read_question("why cant nobody read /srv/reports/q2.csv")
+    assert question.path_ask.lookup and question.path_ask.user == "nobody"

@@ -74,6 +74,11 @@ def test_the_opening_is_the_verdicts_clause_that_names_the_culprit_or_the_name_w
     assert statement(long) == "logd"
     elsewhere = Finding("zombies", WARNING, "5 zombies; their parent is not shown", culprit="reaper")
     assert statement(elsewhere) == "reaper"
+    # a verdict that lists who is affected after its statement: the name alone says nothing of the
+    # fault, so the opening is the statement with the name
+    listed = Finding("cgroup_limits", WARNING, "control group /g1 is throttled by its CPU quota of 0.05 CPU: 100 % of "
+                     "its periods (482 ms held back); its programs wait: thumbjob (pid 17)", culprit="thumbjob", pid=17)
+    assert statement(listed) == "control group /g1 is throttled by its CPU quota of 0.05 CPU: thumbjob (pid 17)"
 
 
 def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the_engine_go():

@@ -45,14 +45,20 @@ _IN_THE_WAY = re.compile(rf"\b(busy|eject|unmount|umount|in use|{_TAKE_AWAY}|loc
 # Permission: a denial the person reports (judged for anyone but the owners when no user is named),
 # or "can USER read/open X" (judged for the user named, else for anyone but the owners).
 _DENIAL = re.compile(r"permission|denied|(?:not|n't) allowed|forbidden", re.I)
-_CAN_READ = re.compile(r"\b(?:can|could|may)(?:n'?t|not)?\b.{0,40}\b(?:read|open)\b", re.I)
+# (also "what stops X from reading …", "is X able to open …")
+_CAN_READ = re.compile(r"\b(?:can|could|may)(?:n'?t|not)?\b.{0,40}\b(?:read|open|access)\b"
+                       r"|\b(?:stop\w*|keep\w*|prevent\w*|block\w*)\b.{0,40}\bfrom\s+(?:read|open|access)\w*"
+                       r"|\b(?:able|allowed)\s+to\s+(?:read|open|access)\b", re.I)
 _LOOKUP = re.compile(r"no such file|not found|\bexists?\b|doesn'?t exist|can'?t find|cannot find|missing|"
                      r"broken link|symlink|\blink\b|" + _DENIAL.pattern + "|" + _CAN_READ.pattern, re.I)
 _COUNTS = re.compile(r"\b(forever|hangs?|slow|ages|many files|number of files|how many files|lots of files|"
                      r"tons of files|listing|list(?:ing)? (?:it|the folder)|\bls\b|file manager)", re.I)
 _GROWS = re.compile(r"\b(grow|grows|growing|grew|bigger|filling|fills up|fill up|creeps?|creeping)\b", re.I)
 _USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b", re.I),
-          re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I))
+          re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I),
+          # the one who reads: "stopping www-data from reading", "can backup open" (an account only)
+          re.compile(r"\b(?:stop\w*|keep\w*|prevent\w*|block\w*|can|could|may)(?:n'?t|'t|not)?\s+"
+                     r"([a-z_][a-z0-9_-]{0,31})\s+(?:from\s+)?(?:read|open|access)", re.I))
 
 
 @dataclass(frozen=True)

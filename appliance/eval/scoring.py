@@ -21,7 +21,7 @@ from appliance.agent.answer.said import ALL_CLEAR, CULPRIT_FIELDS
 
 _EMPTY_VALUES = {"", "none", "nothing", "n/a", "na", "no", "null", "unknown", "-", "0"}
 
-_PID_CLAIM = re.compile(r"\bpid\W{0,3}\d+")
+_PID_CLAIM = re.compile(r"\bpid\W{0,3}(\d+)")
 
 
 @dataclass(frozen=True)
@@ -130,9 +130,13 @@ def says_no_fault(outcome: Outcome, fine: Iterable[str] = ()) -> bool:
     return any(word in answer for word in fine)
 
 
-def no_culprit(decoys: Iterable[str] = (), fine: Iterable[str] = ()) -> Check:
+def no_culprit(decoys: Iterable[str] = (), fine: Iterable[str] = (), *, asked_pid: int | None = None) -> Check:
     """For no-fault controls: the result names no culprit, the answer claims no PID and names none of
-    the planted `decoys`, and the answer says nothing is wrong."""
+    the planted `decoys`, and the answer says nothing is wrong.
+
+    asked_pid: the process the question itself is about (the service behind the port asked of). An
+        answer that says it is fine may name it with its pid: that is the subject, not a culprit.
+    """
     decoy_list = tuple(d.lower() for d in decoys if d)
     fine_words = tuple(w.lower() for w in fine)
 
@@ -141,9 +145,10 @@ def no_culprit(decoys: Iterable[str] = (), fine: Iterable[str] = ()) -> Check:
         for key in CULPRIT_FIELDS:
             if _named(result.get(key)):
                 return f"names a culprit on a no-fault control ({key}={result.get(key)!r})"
-        if _PID_CLAIM.search(outcome.text):
-            return "names a process (pid) on a no-fault control"
         cleared = says_no_fault(outcome, fine_words)
+        claimed = {int(m) for m in _PID_CLAIM.findall(outcome.text)}
+        if claimed and not (cleared and asked_pid is not None and claimed == {asked_pid}):
+            return "names a process (pid) on a no-fault control"
         for decoy in decoy_list:
             if decoy in outcome.text and not cleared:
                 return f"names {decoy!r} as a culprit on a no-fault control"

@@ -23,7 +23,7 @@ from appliance.agent.answer.fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranki
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
 from appliance.agent.answer.said import (CULPRIT_FIELDS, claims_any_fault, claims_problem, denies_all, names_a_problem,
-                                         names_any, quotes_a_verdict)
+                                         names_any, names_cause, quotes_a_verdict)
 from appliance.agent.answer.settled import settled_clear, verdicts_clear
 from appliance.agent.answer.users import names_a_user, observed_users, user_verdict
 from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
@@ -94,7 +94,7 @@ def place_problem_missed(answer: str, result: Mapping[str, Any], question: "Ques
     on_path = [f for f in evidence.places if f.is_problem and f.family not in STORAGE_FAMILIES and f.family != LOGS
                and (f.culprit or f.path)]
     stated = " ".join([answer, *(str(v) for v in result.values())])
-    if on_path and not names_any(stated, on_path, whole_paths=True):
+    if on_path and not names_cause(stated, on_path, as_question(question).paths):
         return f"[misses-the-check: {on_path[0].line()[:200]}]"
     at_place = [f for f in evidence.places if f.is_problem and f.family in STORAGE_FAMILIES and f.family in evidence.topics
                 and (f.culprit or f.path)]
@@ -229,7 +229,7 @@ def _outside_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
 
 def _misses_culprit(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     evidence = ctx.evidence
-    if names_any(a.stated, evidence.asked_problems(), whole_paths=True):
+    if names_cause(a.stated, evidence.asked_problems(), q.paths):
         return None
     if evidence.looks:
         reason = place_problem_missed(a.text, a.result, q, evidence)

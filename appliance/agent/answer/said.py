@@ -7,6 +7,7 @@ the rules and importing none of them, the answer path stays a few imports deep (
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterable, Mapping, Sequence
 
@@ -251,6 +252,35 @@ def names_any(stated: str, findings: Sequence[Finding], *, whole_paths: bool = F
             if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\d{deeper})", text):
                 return True
     return False
+
+
+def adds_to_the_question(stated: str, finding: Finding, asked_paths: Sequence[str]) -> bool:
+    """The text names what the verdict found beyond the question's own words, when everything the
+    verdict names as its subject lies on a path the question gives (the link `/srv/app/current` on the
+    failing `/srv/app/current/config.yml`: naming it is an echo). What counts is a place the verdict
+    names off the asked paths (the link's missing target), by its path or its last part. True when
+    there is nothing beyond to name, or the subject is not on an asked path."""
+    asked = [os.path.normpath(p) for p in asked_paths if p.startswith("/")]
+
+    def on_asked(path: str) -> bool:
+        return any(a == path or a.startswith(path.rstrip("/") + "/") for a in asked)
+
+    subject = str(finding.culprit or finding.path or "")
+    if not subject.startswith("/") or not on_asked(os.path.normpath(subject)):
+        return True
+    beyond = [p for p in _QUOTED_PATH.findall(finding.verdict) if not on_asked(os.path.normpath(p))]
+    text = stated.lower()
+    return not beyond or any(
+        re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", text)
+        for path in beyond for name in (path, os.path.basename(path)) if name)
+
+
+def names_cause(stated: str, findings: Sequence[Finding], asked_paths: Sequence[str]) -> bool:
+    """The text names one of `findings` as itself: a path only whole, and a cause that lies on an
+    asked path (the dangling link inside the failing path) only with what its verdict found there
+    (where the link points), since naming it alone restates the question."""
+    return any(names_any(stated, [f], whole_paths=True) and adds_to_the_question(stated, f, asked_paths)
+               for f in findings)
 
 
 def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:

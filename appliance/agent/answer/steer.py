@@ -83,6 +83,11 @@ def statement(finding: Finding) -> str:
     # path below it ("/srv/app/current/config.yml does not exist")
     whole = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|/[\w.])")
     clause = next((c for c in clauses if whole.search(c)), None) or next((c for c in clauses if name in c), name)
+    if clause in clauses[1:] and not _WORDS.findall(whole.sub(" ", clause).lower().replace("pid", " ")):
+        # a clause that is the name alone, as a verdict lists who is affected ("…: NAME (pid N)"),
+        # says nothing of the fault: its head clause says it ("X is throttled by its CPU quota")
+        joined = f"{clauses[0]}: {clause}"
+        clause = joined if len(joined) <= MAX_OPENING else clause
     if len(clause) > MAX_OPENING:  # without its closing aside "(… has no entry …)", when that fits
         clause = re.sub(r"\s*\([^()]*\)$", "", clause)
     return clause if len(clause) <= MAX_OPENING else name

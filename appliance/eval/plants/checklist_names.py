@@ -66,6 +66,7 @@ def control_scheduled_jobs(sandbox: Sandbox) -> Fault:
     name, path = _table(sandbox, "tmpsweep",
                         "17 3 * * * root /usr/bin/find /var/tmp -name '*.tmp' -mtime +7 -delete")
     fine = ("once a day", "daily", "every day", "nothing runs every minute", "no job runs every minute",
-            "nothing is scheduled every minute")
+            "nothing is scheduled every minute", "no cron job", "no job", "none of them runs every minute",
+            "none runs every minute")
     return Fault(sandbox, {"table": path, "fault": None, "decoy": name, "schedule": "17 3 * * *"},
                  [no_culprit(decoys=[name, "tmpsweep"], fine=fine)])

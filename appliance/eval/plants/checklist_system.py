@@ -20,7 +20,7 @@ import time
 from appliance.eval.fault import SLEEP_FOREVER, Fault, process_name
 from appliance.eval.reaper import SandboxError
 from appliance.eval.sandbox import Sandbox
-from appliance.eval.scoring import mentions, no_culprit
+from appliance.eval.scoring import mentions, never_says, no_culprit
 from appliance.tools import facts
 
 _LISTEN = (
@@ -51,9 +51,15 @@ def plant_reach(sandbox: Sandbox) -> Fault:
 def control_reach(sandbox: Sandbox) -> Fault:
     pid, name, port = _listener(sandbox, "0.0.0.0")
     fine = ("all interfaces", "0.0.0.0", "every interface", "any address", "all addresses", "reachable",
-            "can reach", "can connect")
+            "can reach", "can connect", "able to reach", "able to connect")
+    # The question is about this very service: naming it (and its pid) while saying it is reachable
+    # is right; saying other machines cannot reach it is wrong, whatever else the answer says.
+    unreachable = ("not be able to", "cannot connect", "can't connect", "cannot reach", "can't reach",
+                   "not reachable", "unreachable", "only this machine", "only from this machine", "loopback only",
+                   "only on loopback", "only locally")
     return Fault(sandbox, {"port": port, "fault": None, "decoy": name, "decoy_pid": pid},
-                 [no_culprit(fine=fine)], slots={"port": port}, names=(name,))
+                 [never_says("says it is unreachable", unreachable), no_culprit(fine=fine, asked_pid=pid)],
+                 slots={"port": port}, names=(name,))
 
 
 # -- cgroup CPU throttling ---------------------------------------------------------------------------
@@ -105,8 +111,13 @@ def plant_network_errors(sandbox: Sandbox) -> Fault:
 
 def control_network_errors(sandbox: Sandbox) -> Fault:
     pid, name, port = _queued(sandbox, accepting=True)
+    # "all of them take their connections" says it as plainly as "nothing is wrong"
+    fine = ("taking their connections", "taking its connections", "take their connections", "takes its connections",
+            "accepting their connections", "accepting its connections", "accept their connections",
+            "accepts its connections", "are accepting", "is accepting", "not piling up", "nothing is piling up",
+            "no connections are piling up", "none are piling up")
     return Fault(sandbox, {"fault": None, "decoy": name, "decoy_pid": pid, "port": port},
-                 [no_culprit(decoys=[name, "quoteapi"])], slots={"port": port}, names=(name,))
+                 [no_culprit(decoys=[name, "quoteapi"], fine=fine)], slots={"port": port}, names=(name,))
 
 
 # -- uninterruptible sleep ------------------------------------------------------------------------
