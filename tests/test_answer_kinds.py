@@ -370,3 +370,20 @@ def test_a_plain_which_question_is_steered_to_the_fact_its_ok_verdict_states():
     assert fine_opening(jobs, yes_no).startswith(NO_PROBLEM)
     complaint = read_question("which job keeps failing every minute?")
     assert complaint.fault and fine_opening(jobs, complaint).startswith(NO_PROBLEM)
+
+
+def test_a_conditional_question_about_a_number_is_settled_no_like_one_about_a_thing():
+    """"Is some program running in a huge number of copies? If so, what starts them?" reads as a
+    count; where the checks found no swarm, an answer stating the most common program's copies
+    without saying no goes back, while a plain "how many …?" is not judged by settled-no."""
+    names_ok = Finding("process_names", OK, "no program runs in unusual numbers: the most common name is 11 "
+                       "processes named python, 10 of them started by process_api (pid 1)")
+    evidence = Evidence((names_ok,), ("process_names",))
+    conditional = read_question("Is some program running in a huge number of copies? If so, what starts them?")
+    assert conditional.asks is Asks.COUNT
+    ctx = AnswerContext(question=conditional, evidence=evidence, bodies=[names_ok.line()], tools_worked=True)
+    answer = "The python process is running in 10 copies, started by process_api."
+    assert judge_answer(answer, {}, ctx).rule == "settled-no"
+    assert judge_answer("No: the most common name is python, 11 processes.", {}, ctx).rule != "settled-no"
+    plain = replace(ctx, question=read_question("how many python processes are running?"))
+    assert judge_answer("11 processes named python are running.", {}, plain).rule != "settled-no"

@@ -79,6 +79,12 @@ def test_the_opening_is_the_verdicts_clause_that_names_the_culprit_or_the_name_w
     listed = Finding("cgroup_limits", WARNING, "control group /g1 is throttled by its CPU quota of 0.05 CPU: 100 % of "
                      "its periods (482 ms held back); its programs wait: thumbjob (pid 17)", culprit="thumbjob", pid=17)
     assert statement(listed) == "control group /g1 is throttled by its CPU quota of 0.05 CPU: thumbjob (pid 17)"
+    # a verdict shortened in the evidence, its aside cut: the clause still leads, without the aside
+    far = "/tmp/appliance-x-17448-wjd683fi/srv/shop"
+    cut = Finding("path_lookup", WARNING, f"{far}/current/config.yml does not exist: {far}/current is a link to "
+                  f"{far}/releases/2024-06-01, which does not exist ({far}/releases has no entry 20… [26 more chars]",
+                  culprit=f"{far}/current", path=f"{far}/current")
+    assert statement(cut) == f"{far}/current is a link to {far}/releases/2024-06-01, which does not exist"
 
 
 def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the_engine_go():

@@ -88,8 +88,9 @@ def statement(finding: Finding) -> str:
         # says nothing of the fault: its head clause says it ("X is throttled by its CPU quota")
         joined = f"{clauses[0]}: {clause}"
         clause = joined if len(joined) <= MAX_OPENING else clause
-    if len(clause) > MAX_OPENING:  # without its closing aside "(… has no entry …)", when that fits
-        clause = re.sub(r"\s*\([^()]*\)$", "", clause)
+    if len(clause) > MAX_OPENING:  # without its closing aside "(… has no entry …)", when that fits,
+        # also one cut short where the evidence was shortened ("(… has no entry 20… [26 more chars]")
+        clause = re.sub(r"\s*\([^()]*\)?$", "", clause)
     return clause if len(clause) <= MAX_OPENING else name
 
 
