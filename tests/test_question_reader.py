@@ -106,3 +106,21 @@ def test_a_question_about_access_in_other_words_asks_the_path_lookup_for_its_rea
 def test_the_path_ask_reads_the_words_as_typed_spelled_out():
     question = read_question("why cant nobody read /srv/reports/q2.csv")
     assert question.path_ask.lookup and question.path_ask.user == "nobody"
+
+
+@pytest.mark.parametrize("text, out_of_scope", [
+    # a chore or request about computers in general: no word points its machine words at this one
+    ("Write a Python function that sorts a list.", True),
+    ("can you recomend a good laptop to buy", True),
+    ("Translate 'disk full' into German.", True),
+    ("suggest a name for a new server", True),
+    # the same shapes about this machine stay questions about it
+    ("explain why my disk is full", False),
+    ("can you help me with my slow laptop", False),
+    ("recommend what to delete on this disk to free space", False),
+    ("tell me about the processes hogging the cpu", False),
+    ("write down which process uses the most memory", False),
+    ("explain the errors in /var/log/syslog", False),
+])
+def test_a_request_is_out_of_scope_when_none_of_its_machine_words_points_at_this_machine(text, out_of_scope):
+    assert (read_question(text).asks is Asks.OUT_OF_SCOPE) is out_of_scope

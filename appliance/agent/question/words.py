@@ -184,10 +184,26 @@ _MACHINE = re.compile(
 # population of …"): with no word about a computer, it is not about this machine.
 _REQUEST = re.compile(
     r"^\W*(?:(?:can|could|would)\s+(?:you|u)\s+(?:please\s+)?)?(?:help\s+me\s+with|write|tell\s+me\s+(?:a|about)|"
-    r"explain|predict|translate|send|recommend|summari[sz]e|compose|draft|plan|book|order|"
+    r"explain|predict|translate|send|recomm?end|suggest|summari[sz]e|compose|draft|plan|book|order|"
     r"who\s+(?:won|is|was|were)|what\s+is\s+the\s+(?:population|capital|meaning|best|temperature|weather)|"
     r"what'?s\s+the\s+(?:weather|temperature|score)|how\s+do\s+(?:i|you)\s+(?:cook|bake|make|say)|"
     r"hows?\s+the\s+(?:traffic|weather))\b", re.I)
+# Words that point a machine word at this machine ("my laptop", "the disk", "this box"); a request
+# whose machine words none of them points at is about computers in general ("write a Python
+# function", "recommend a good laptop", "translate 'disk full'"), a chore, not this machine's state.
+_HERE = frozenset("my this the our these those its mine".split())
+_ON_HERE = re.compile(r"\b(?:here|on\s+it|in\s+it)\b", re.I)
+
+
+def _points_here(text: str) -> bool:
+    """A machine word of `text` follows, within three words, a word that points at this machine."""
+    for match in _MACHINE.finditer(text):
+        before = [word.strip(",.;:'\"()").lower() for word in text[:match.start()].split()[-3:]]
+        if _HERE.intersection(before):
+            return True
+    return bool(_ON_HERE.search(text))
+
+
 _USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+){0,2}?(?:users?|accounts?|uids?)\b|\bwhose\b"
                    r"|\bwho\s+(?:is\s+)?(?:logged|using|eats|owns|is\s+the\s+one)\b|\bwho'?s\s+account\b"
                    r"|\b(?:per|by|each)\s+user\b|\buser\s+(?:is\s+)?(?:using|uses|eating|hogging)\b"
@@ -311,7 +327,7 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
     (False: the reader fell back to its default, and the model's choice is worth more)."""
     form = form_in(text)
     if not paths and ((_OUT_OF_SCOPE.search(text) and not _FAULT.search(text))
-                      or (not _MACHINE.search(text) and _REQUEST.search(text))):
+                      or (_REQUEST.search(text) and not _points_here(text))):
         return Asks.OUT_OF_SCOPE, True
     if _FACT.search(text) and not _FAULT.search(text):
         return Asks.SYSTEM_FACT, True
