@@ -92,7 +92,8 @@ def test_taking_a_disk_away_in_plain_words_asks_who_holds_it(text, holders, in_t
 @pytest.mark.parametrize("text, user", [
     ("is there anything stopping www-data from reading /srv/reports/q2.csv?", "www-data"),
     ("can nobody open /srv/reports/q2.csv?", "nobody"),
-    ("is root able to access /srv/reports/q2.csv?", None),  # asks about access, names no reader by these words
+    ("is www-data allowed to read /srv/reports/q2.csv?", "www-data"),
+    ("is root able to access /srv/reports/q2.csv?", "root"),
     ("why can't i read /srv/reports/q2.csv", None),  # "i" is no account
 ])
 def test_a_question_about_access_in_other_words_asks_the_path_lookup_for_its_reader(text, user):

@@ -58,7 +58,9 @@ _USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b"
           re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I),
           # the one who reads: "stopping www-data from reading", "can backup open" (an account only)
           re.compile(r"\b(?:stop\w*|keep\w*|prevent\w*|block\w*|can|could|may)(?:n'?t|'t|not)?\s+"
-                     r"([a-z_][a-z0-9_-]{0,31})\s+(?:from\s+)?(?:read|open|access)", re.I))
+                     r"([a-z_][a-z0-9_-]{0,31})\s+(?:from\s+)?(?:read|open|access)", re.I),
+          re.compile(r"\b(?:is|are|was)\s+([a-z_][a-z0-9_-]{0,31})\s+(?:allowed|able|permitted)\s+to\s+"
+                     r"(?:read|open|access)", re.I))
 
 
 @dataclass(frozen=True)
