@@ -45,10 +45,11 @@ _IN_THE_WAY = re.compile(rf"\b(busy|eject|unmount|umount|in use|{_TAKE_AWAY}|loc
 # Permission: a denial the person reports (judged for anyone but the owners when no user is named),
 # or "can USER read/open X" (judged for the user named, else for anyone but the owners).
 _DENIAL = re.compile(r"permission|denied|(?:not|n't) allowed|forbidden", re.I)
-# (also "what stops X from reading …", "is X able to open …")
-_CAN_READ = re.compile(r"\b(?:can|could|may)(?:n'?t|not)?\b.{0,40}\b(?:read|open|access)\b"
-                       r"|\b(?:stop\w*|keep\w*|prevent\w*|block\w*)\b.{0,40}\bfrom\s+(?:read|open|access)\w*"
-                       r"|\b(?:able|allowed)\s+to\s+(?:read|open|access)\b", re.I)
+# (also "what stops X from reading …", "is X able to open …"); the words shared with _USERS
+_READS, _BARS, _MAY = r"(?:read|open|access)", r"(?:stop\w*|keep\w*|prevent\w*|block\w*)", r"(?:can|could|may)"
+_CAN_READ = re.compile(rf"\b{_MAY}(?:n'?t|not)?\b.{{0,40}}\b{_READS}\b"
+                       rf"|\b{_BARS}\b.{{0,40}}\bfrom\s+{_READS}\w*"
+                       rf"|\b(?:able|allowed)\s+to\s+{_READS}\b", re.I)
 _LOOKUP = re.compile(r"no such file|not found|\bexists?\b|doesn'?t exist|can'?t find|cannot find|missing|"
                      r"broken link|symlink|\blink\b|" + _DENIAL.pattern + "|" + _CAN_READ.pattern, re.I)
 _COUNTS = re.compile(r"\b(forever|hangs?|slow|ages|many files|number of files|how many files|lots of files|"
@@ -57,10 +58,10 @@ _GROWS = re.compile(r"\b(grow|grows|growing|grew|bigger|filling|fills up|fill up
 _USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b", re.I),
           re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I),
           # the one who reads: "stopping www-data from reading", "can backup open" (an account only)
-          re.compile(r"\b(?:stop\w*|keep\w*|prevent\w*|block\w*|can|could|may)(?:n'?t|'t|not)?\s+"
-                     r"([a-z_][a-z0-9_-]{0,31})\s+(?:from\s+)?(?:read|open|access)", re.I),
-          re.compile(r"\b(?:is|are|was)\s+([a-z_][a-z0-9_-]{0,31})\s+(?:allowed|able|permitted)\s+to\s+"
-                     r"(?:read|open|access)", re.I))
+          re.compile(rf"\b(?:{_BARS}|{_MAY})(?:n'?t|'t|not)?\s+([a-z_][a-z0-9_-]{{0,31}})\s+(?:from\s+)?{_READS}",
+                     re.I),
+          re.compile(rf"\b(?:is|are|was)\s+([a-z_][a-z0-9_-]{{0,31}})\s+(?:allowed|able|permitted)\s+to\s+{_READS}",
+                     re.I))
 
 
 @dataclass(frozen=True)

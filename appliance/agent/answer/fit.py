@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.said import affirms, claims_any_fault, denies_all, names_a_problem, number_forms
+from appliance.agent.answer.said import affirms, claims_any_fault, denies_all, names_a_problem, number_forms, says_whole
 
 from appliance.agent.question.question import (AMOUNT_FORM as AMOUNT, OPEN, WHICH, WHY, YES_NO_FORM as YES_NO,
                                             Question, as_question, asks_ranking, is_conditional, question_form,
@@ -142,8 +142,7 @@ def fit_misfit(question: "Question | str", answer: str, result: dict, bodies: li
     if form in (WHY, OPEN, YES_NO):
         errors = log_error_lines(log_bodies)
         values = [str(v) for v in result.values() if isinstance(v, str)]
-        named_cause = any(re.search(rf"(?<![\w.-]){re.escape(c.lower())}(?![\w-])", stated.lower())
-                          for c in causes if len(c) >= 3)
+        named_cause = any(says_whole(stated.lower(), c.lower()) for c in causes if len(c) >= 3)
         if errors and not named_cause and not any(_quotes_line(stated, line) or any(_quotes_value(v, line) for v in values)
                                                   for line in errors):
             return Misfit(Kind.LOG_NOT_QUOTED, f"[log-errors-not-quoted: the log shows: {errors[0][:120]}]",
@@ -204,7 +203,7 @@ def outside_place(question: "Question | str", answer: str, result: Mapping[str, 
     for path in under | {root for root in roots if root}:
         name = path.rsplit("/", 1)[-1]
         if re.search(rf"{re.escape(path)}(?![\w.-])", stated) or \
-                (len(name) >= 3 and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", stated)):
+                (len(name) >= 3 and says_whole(stated, name)):
             return None
     return (f"[not-under-the-place: the question asks about {places[0]}; name the entry under it that an "
             "observation shows]")

@@ -254,6 +254,11 @@ def names_any(stated: str, findings: Sequence[Finding], *, whole_paths: bool = F
     return False
 
 
+def says_whole(text: str, name: str) -> bool:
+    """`text` has `name` as a whole word: not inside a longer name, path or dotted word."""
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text) is not None
+
+
 def adds_to_the_question(stated: str, finding: Finding, asked_paths: Sequence[str]) -> bool:
     """The text names what the verdict found beyond the question's own words, when everything the
     verdict names as its subject lies on a path the question gives (the link `/srv/app/current` on the
@@ -270,9 +275,8 @@ def adds_to_the_question(stated: str, finding: Finding, asked_paths: Sequence[st
         return True
     beyond = [p for p in _QUOTED_PATH.findall(finding.verdict) if not on_asked(os.path.normpath(p))]
     text = stated.lower()
-    return not beyond or any(
-        re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", text)
-        for path in beyond for name in (path, os.path.basename(path)) if name)
+    return not beyond or any(says_whole(text, name.lower())
+                             for path in beyond for name in (path, os.path.basename(path)) if name)
 
 
 def names_cause(stated: str, findings: Sequence[Finding], asked_paths: Sequence[str]) -> bool:
@@ -300,7 +304,7 @@ def named_processes(findings: Iterable[Finding]) -> list[str]:
 def names_process(stated: str, name: str, pid: object) -> bool:
     """The text names the process: its name as a whole word, or its pid."""
     text = stated.lower()
-    return bool(name and re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", text)) \
+    return bool(name and says_whole(text, name.lower())) \
         or bool(pid and re.search(rf"\b{pid}\b", text))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
+from appliance.agent.answer.said import says_whole
 from appliance.analyzers.base import Finding
 
 USER_FAMILY = "user_load"
@@ -27,7 +28,7 @@ def observed_users(bodies: Iterable[str], findings: Sequence[Finding]) -> list[s
 
 def names_a_user(answer: str, result: Mapping[str, Any], users: Sequence[str]) -> bool:
     text = " ".join([answer, *(str(v) for v in result.values())])
-    return any(re.search(rf"(?<![\w.-]){re.escape(user)}(?![\w-])", text) for user in users)
+    return any(says_whole(text, user) for user in users)
 
 
 def user_verdict(findings: Sequence[Finding]) -> Finding | None:
