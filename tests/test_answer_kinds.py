@@ -34,6 +34,17 @@ THREADS = Finding("threads", OK, "threads fine: the most, 302, in threadfarm (pi
                   culprit="threadfarm", pid=29)
 LOG = Finding("log_errors", WARNING, "/srv/app.log: 2 error lines; it starts with: «ERROR db: connection refused»",
               culprit="/srv/app.log", path="/srv/app.log")
+HELD_BY_NONE = Finding("path_holders", OK, "nothing holds /mnt/backup: no process has a file open, its working "
+                       "directory or a mapped file there; it can be unmounted", path="/mnt/backup")
+HELD_AS_FACT = Finding("path_holders", OK, "/srv/data is held by 1 process: nginx (pid 31), with an open file",
+                       path="/srv/data")
+DELETED_OK = Finding("deleted_open", OK, "no space held by deleted files worth noting: the biggest, 4.0 KiB, in "
+                     "bash (pid 44)")
+OVERVIEW = {"os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-18-amd64", "hostname": "web1",
+            "virtualization": "virtual machine (KVM)", "time_zone": "Europe/Berlin (UTC+01:00)",
+            "cpu": {"model": "AMD EPYC 7B13", "logical_cores": 2}}
+FACTS = Evidence(measured=(Look("this machine", "system_overview", {}, {"status": "ok", "data": OVERVIEW}),))
+FACTS_BODY = "os=\"Debian GNU/Linux 12 (bookworm)\" kernel=6.1.0-18-amd64 hostname=web1 virtualization=\"virtual machine (KVM)\""
 SIZES = ("headline: largest: /srv/projects/render 48.0 MiB (96.2%)\npath=/srv/projects total=\"49.9 MiB\"\n"
          "  path=/srv/projects/docs type=dir size=\"688.0 KiB\"")
 
@@ -76,12 +87,20 @@ CASES: dict[str, Case] = {
     "names-the-culprit": Case("my laptop is slow, what is going on?", Asks.EXPLANATION,
                               "The fan is loud because the room is warm: 22 C.", Evidence((CPU_HOG,), ("cpu",)),
                               (CPU_HOG.line(), "temp=22 C")),
+    "none-at-the-place": Case("which program is keeping /mnt/backup busy?", Asks.PROCESS,
+                              "bash (pid 44) has files open on /mnt/backup.",
+                              Evidence((DELETED_OK, HELD_BY_NONE), ("path_holders", "deleted_open"),
+                                       places=(HELD_BY_NONE,)),
+                              (DELETED_OK.line(), HELD_BY_NONE.line())),
     "verdicts-first": Case("Which process has the most threads?", Asks.PROCESS, "python (pid 40) has the most threads.",
                            Evidence((THREADS,), ("threads",)), (THREADS.line(), "pid=40 name=python threads=12")),
     "names-a-user": Case("this shared server is crawling, whose account is responsible?", Asks.USER,
                          "The server is under heavy load from hashminer (pid 12).", Evidence((USERS_HOG, CPU_HOG),
                                                                                           ("user_load", "cpu")),
                          (USERS_HOG.line(), CPU_HOG.line(), "pid=12 name=hashminer user=www-data cpu_percent=98")),
+    "names-the-fact": Case("which kernel is this box on, and is it a vm?", Asks.SYSTEM_FACT,
+                           "The Linux kernel version is Debian GNU/Linux 12 (bookworm), and it is a virtual machine.",
+                           FACTS, (FACTS_BODY,)),
     "shape": Case("How much memory is free?", Asks.AMOUNT, "Plenty of memory is free: no memory pressure.",
                   Evidence((MEM_OK,), ("memory",)), (MEM_OK.line(),)),
     "yes-or-no": Case("Does the backup folder hold more than the logs?", Asks.YES_NO,
@@ -387,3 +406,77 @@ def test_a_conditional_question_about_a_number_is_settled_no_like_one_about_a_th
     assert judge_answer("No: the most common name is python, 11 processes.", {}, ctx).rule != "settled-no"
     plain = replace(ctx, question=read_question("how many python processes are running?"))
     assert judge_answer("11 processes named python are running.", {}, plain).rule != "settled-no"
+
+
+def test_which_process_at_a_place_nothing_holds_goes_back_to_that_verdict_and_a_named_holder_passes():
+    """"Which program keeps /mnt/backup busy?" where nothing holds it: a process seen in another
+    reading is no holder; the retry begins with the place's own verdict, and "nothing holds it"
+    passes. Where the verdict names the holder as a fact, naming it passes."""
+    from appliance.agent.answer.steer import steer
+    case = CASES["none-at-the-place"]
+    question = read_question(case.question)
+    assert question.asks is Asks.PROCESS
+    ctx = _ctx(case, question)
+    verdict = judge_answer(case.answer, {}, ctx)
+    assert verdict.rule == "none-at-the-place" and verdict.finding is HELD_BY_NONE
+    opening = steer(verdict_misfit(verdict), question, case.evidence, case.bodies).openings[0]
+    assert "nothing holds /mnt/backup" in opening
+    assert judge_answer("Nothing holds /mnt/backup: no process has a file open there, so it can be unmounted.", {},
+                        ctx).problem is None
+    held = Evidence((HELD_AS_FACT,), ("path_holders",), places=(HELD_AS_FACT,))
+    asked = read_question("which process has files open on /srv/data?")
+    ctx = AnswerContext(question=asked, evidence=held, bodies=[HELD_AS_FACT.line()], tools_worked=True)
+    assert judge_answer("nginx (pid 31) has a file open on /srv/data.", {}, ctx).problem is None
+    assert judge_answer("bash (pid 44) has a file open on /srv/data.", {},
+                        replace(ctx, bodies=[HELD_AS_FACT.line(), DELETED_OK.line()])).rule == "none-at-the-place"
+
+
+def verdict_misfit(verdict):
+    from appliance.agent.answer.misfit import Misfit
+    return Misfit(verdict.kind, verdict.problem, verdict.finding, own=verdict.own, rule=verdict.rule)
+
+
+def test_a_which_process_answer_that_names_only_a_file_goes_back():
+    """"Which process …?" answered with the largest file names no process: sent back, whatever
+    else it names; a process with its pid, or "none", passes the shape."""
+    from appliance.agent.answer.fit import check_fit
+    bodies = ["headline: largest: /mnt/backup/photos.tar 2.0 MiB", "pid=84 name=kworker cpu=2"]
+    q = "which process is keeping /mnt/backup busy?"
+    assert check_fit(q, "The largest file is /mnt/backup/photos.tar, 2.0 MiB.", {}, bodies).startswith("[names-no-thing")
+    assert check_fit(q, "kworker (pid 84) is busy.", {}, bodies) is None
+    assert check_fit("which file on /mnt/backup is the largest?", "The largest file is /mnt/backup/photos.tar.", {},
+                     bodies) is None
+
+
+def test_whose_account_is_hogging_is_answered_no_where_the_per_user_check_found_none():
+    """A denial answers "whose account is hogging the CPU?" where the per-user verdict is fine; a
+    ranking ("which user uses the most CPU?") still asks for the user it ranks first."""
+    users_ok = Finding("user_load", OK, "no user takes most of the CPU: the busiest, root, takes 2 % of all 2 cores",
+                       culprit="root")
+    evidence = Evidence((users_ok, CPU_OK), ("user_load", "cpu"))
+    bodies = [users_ok.line(), "user=root cpu_percent=2.1 processes=70"]
+
+    def judged(question: str, answer: str):
+        q = read_question(question)
+        assert q.asks is Asks.USER
+        return judge_answer(answer, {}, AnswerContext(question=q, evidence=evidence, bodies=bodies, tools_worked=True))
+
+    assert judged("whose account is hogging the cpu right now?", "No account is hogging the CPU.").problem is None
+    assert judged("which user uses the most cpu?", "No account is hogging the CPU.").rule == "names-a-user"
+    assert judged("which user uses the most cpu?", "root, with 2 % of all 2 cores.").problem is None
+
+
+def test_a_which_question_about_a_fault_nothing_shows_ends_on_that_verdict_not_another_familys_top():
+    """"Which program has gone haywire forking?" at its last step, where every check of it is
+    fine: the answer begins with the check that found none, not with the process another
+    family's verdict ranks first (the most threads). A ranking question still gets its top entry."""
+    from appliance.agent.answer.steer import steer_last
+    names_ok = Finding("process_names", OK, "no program runs in unusual numbers: the most common name is 4 "
+                       "processes named bash, 1 of them started by init (pid 1)")
+    evidence = Evidence((THREADS, names_ok), ("process_names", "threads"))
+    bodies = [THREADS.line(), names_ok.line()]
+    opening = steer_last(read_question("which program has gone forking crazy on this box?"), evidence, bodies).openings
+    assert opening and opening[0].startswith("No problem found: no program runs in unusual numbers")
+    ranking = steer_last(read_question("which process has the most threads?"), Evidence((THREADS,), ("threads",)),
+                         [THREADS.line()]).openings
+    assert ranking and "threadfarm (pid 29)" in ranking[0]

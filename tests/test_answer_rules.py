@@ -106,6 +106,21 @@ def test_a_fault_claim_contradicting_an_ok_verdict_is_sent_back_with_the_verdict
     assert problem and "no CPU hog" in problem
 
 
+def test_growth_or_copies_claimed_against_an_ok_verdict_of_the_checklist_are_sent_back():
+    """The checklist's families judge what their words claim: a file said to keep growing where
+    nothing grows, a program said to run in unusual numbers where none does. Memory that grows
+    is another family's claim, and a denial claims nothing."""
+    growth_ok = Finding("disk_growth", OK, "nothing under /srv/in grows fast: 0 file(s) grew in 1.2 s")
+    names_ok = Finding("process_names", OK, "no program runs in unusual numbers: the most, 3, pdfrender")
+    claim = "The largest file in /srv/in keeps growing at 16.6 KiB/s."
+    assert "nothing under /srv/in grows fast" in check_agreement(claim, {}, [growth_ok], ["disk_growth"])
+    copies = "There are 9 processes named python running in unusual numbers."
+    assert "no program runs in unusual numbers" in check_agreement(copies, {}, [names_ok], ["process_names"])
+    assert check_agreement("The memory of api keeps growing at 8 MiB/s.", {}, [growth_ok], ["disk_growth"]) is None
+    assert check_agreement("No file under /srv/in is growing.", {}, [growth_ok], ["disk_growth"]) is None
+    assert check_agreement("3 copies of pdfrender run, a normal number.", {}, [names_ok], ["process_names"]) is None
+
+
 def test_an_all_clear_answer_contradicting_a_problem_of_its_topic_is_sent_back():
     problem = check_agreement("No filesystem is full; nothing is wrong.", {}, [DISK_FULL, CPU_OK], ["filesystem_full"])
     assert problem and "/mnt/x is 100 % full" in problem

@@ -44,6 +44,15 @@ def test_text_that_is_spelled_out_already_or_is_a_path_is_left_alone(text):
     ("before i pull out the disk at /mnt/usb: does any program still have something open on it?", Asks.YES_NO),
     # a link is a file
     ("some file is missing but the link is there. which link is broken", Asks.FILE),
+    # the noun right after which/what is the thing asked for, whatever else the question names
+    ("which process has files open on /mnt/backup?", Asks.PROCESS),
+    ("what program keeps the folders under /srv locked?", Asks.PROCESS),
+    ("which file is that process writing to?", Asks.FILE),
+    ("which folder has the most files?", Asks.FOLDER),
+    # "what is <doing> …" asks for the doer; "what is filling the disk" for where the space went
+    ("/srv/in seems to be filling up on its own, what is writing to it?", Asks.PROCESS),
+    ("what is eating my cpu", Asks.PROCESS),
+    ("what is filling my disk?", Asks.FOLDER),
 ])
 def test_plain_phrasings_read_as_their_kind(text, asks):
     assert read_question(text).asks is asks
@@ -95,6 +104,11 @@ def test_taking_a_disk_away_in_plain_words_asks_who_holds_it(text, holders, in_t
     ("is www-data allowed to read /srv/reports/q2.csv?", "www-data"),
     ("is root able to access /srv/reports/q2.csv?", "root"),
     ("why can't i read /srv/reports/q2.csv", None),  # "i" is no account
+    # the one denied, named as the subject or after "for"/"when"
+    ("why does www-data get permission denied reading /srv/reports/q2.csv?", "www-data"),
+    ("permission denied for www-data on /srv/reports/q2.csv, why", "www-data"),
+    ("the export says permission denied when www-data opens /srv/reports/q2.csv", "www-data"),
+    ("i get permission denied on /srv/reports/q2.csv", None),
 ])
 def test_a_question_about_access_in_other_words_asks_the_path_lookup_for_its_reader(text, user):
     from appliance.analyzers.named_path import path_ask

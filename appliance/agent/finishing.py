@@ -37,6 +37,8 @@ from appliance.tools.base import INVALID, OK, ToolSpec
 
 
 CUT = "…"
+# How a retry is told of the reading run for it: the engine's words, never part of an answer.
+RECOVERED = "for the fact the answer lacked"
 
 
 def without_cut_word(parsed: Step, max_chars: int) -> Step:
@@ -130,7 +132,8 @@ class Finisher:
         message = rejection_message(misfit.reason, self.memory.evidence_lines(), steering.openings)
         recovered = self._recover(step, misfit)
         if recovered is not None:
-            message += f"\nThe appliance ran {recovered.source} for the fact the answer lacked:\n{recovered.text}"
+            message += f"\nThe appliance ran {recovered.source} {RECOVERED}:\n{recovered.text}"
+            self.memory.copy_guard.append(f"The appliance ran {recovered.source} {RECOVERED}")
         self.memory.rejected_answers.append(normalized(answer))
         self.memory.copy_guard.append(rejection_message(misfit.own_words))  # its words, not the evidence it quotes
         evaluation = f"answer rejected: {misfit.reason}" + (f" (ran {recovered.source})" if recovered else "")

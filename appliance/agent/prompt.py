@@ -236,6 +236,10 @@ KIND_TOOLS: dict[Asks, tuple[str, ...]] = {
     Asks.FILESYSTEM: ("disk_usage",),
     Asks.SERVICE: ("scheduled_jobs",),
 }
+# The same for a question that names a place: "which process …" about a path asks who holds it.
+PLACE_KIND_TOOLS: dict[Asks, tuple[str, ...]] = {
+    Asks.PROCESS: ("path_holders",),
+}
 
 
 def kind_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[str]:
@@ -243,7 +247,8 @@ def kind_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[st
     if not isinstance(question, Question):
         return []
     names = {spec.name for spec in specs}
-    return [tool for tool in KIND_TOOLS.get(question.asks, ()) if tool in names]
+    table = PLACE_KIND_TOOLS if question.paths and question.asks in PLACE_KIND_TOOLS else KIND_TOOLS
+    return [tool for tool in table.get(question.asks, ()) if tool in names]
 
 
 def kind_call(question: Question, specs: Iterable[ToolSpec], called: Iterable[str] = ()) -> tuple[str, dict] | None:
@@ -258,6 +263,7 @@ def kind_call(question: Question, specs: Iterable[ToolSpec], called: Iterable[st
     place = question.paths[0] if question.paths else "/"
     arguments: dict[str, dict] = {
         "dir_sizes": {"path": place, "depth": 1, "top": 8}, "largest_files": {"path": place, "top": 8},
+        "path_holders": {"path": place},
         "network_connections": {"port": question.ports[0]} if question.ports else {"state": "listen"},
         "process_tree": {"name": question.names[0]} if question.names else {},
         "top_processes": {"sort_by": "memory" if question.resource is Resource.MEMORY else "cpu"},

@@ -46,7 +46,8 @@ PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
 # The checklist's process readings (issue 32; docs/analyzers.md "Processes by name, users, growth").
 CHECKLIST_PROCS: tuple[Analyzer, ...] = (
     Analyzer("process_names", ("how many processes", "how many copies", "copies", "instances", "spawn", "spawns",
-                               "spawning", "spawned", "pgrep", "pstree", "process tree", "who starts", "starts them"),
+                               "spawning", "spawned", "forking", "forks", "forked", "pgrep", "pstree", "process tree", "who starts",
+                               "starts them"),
              process_names.process_names),
     Analyzer("user_load", ("user", "users", "which user", "per user", "user account"),
              user_load.user_load),

@@ -61,7 +61,12 @@ _USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b"
           re.compile(rf"\b(?:{_BARS}|{_MAY})(?:n'?t|'t|not)?\s+([a-z_][a-z0-9_-]{{0,31}})\s+(?:from\s+)?{_READS}",
                      re.I),
           re.compile(rf"\b(?:is|are|was)\s+([a-z_][a-z0-9_-]{{0,31}})\s+(?:allowed|able|permitted)\s+to\s+{_READS}",
-                     re.I))
+                     re.I),
+          # the one who is denied: "www-data gets permission denied", "denied for backup", "when deploy opens"
+          re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+(?:gets?|got|getting|hits?|sees?|receives?)\s+(?:an?\s+)?"
+                     r"(?:permission|access)\s+denied", re.I),
+          re.compile(r"\bdenied\s+(?:for|to)\s+(?:the\s+)?(?:user\s+)?([a-z_][a-z0-9_-]{0,31})\b", re.I),
+          re.compile(rf"\b(?:when|if|as)\s+([a-z_][a-z0-9_-]{{0,31}})\s+(?:tries\s+to\s+)?{_READS}", re.I))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from appliance.agent.question.kinds import Asks, Resource
 from appliance.agent.question.question import Question
+from appliance.agent.answer.settled import by_topic
 from appliance.agent.answer.users import USER_FAMILY
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.analyzers.base import Finding
@@ -88,7 +89,8 @@ def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence
     elsewhere = [f for f in problems if f not in ours][:SHOWN]
     ours = ours[:SHOWN]
     asked = evidence.topics or GENERAL_FAMILIES
-    fine = [f for f in shown if not f.is_problem and (f.family in asked or f in evidence.places)][:SHOWN]
+    fine = by_topic(evidence, [f for f in shown if not f.is_problem and (f.family in asked or f in evidence.places)])
+    fine = fine[:SHOWN]
     parts = []
     if ours:
         parts.append(f"The appliance's checks found a problem: {_sentences([f.verdict for f in ours])}")

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.said import affirms, claims_any_fault, denies_all, names_a_problem, number_forms, says_whole
 
+from appliance.agent.question.kinds import Asks
 from appliance.agent.question.question import (AMOUNT_FORM as AMOUNT, OPEN, WHICH, WHY, YES_NO_FORM as YES_NO,
                                             Question, as_question, asks_ranking, is_conditional, question_form,
                                             reports_trouble, seeks_fault)
@@ -132,6 +133,10 @@ def fit_misfit(question: "Question | str", answer: str, result: dict, bodies: li
     if form == WHICH and not all_clear and not named_culprit and not names_entity(stated, bodies):
         return Misfit(Kind.NAMES_NO_THING, "[names-no-thing: the question asks which process, file, folder or port; "
                                            "name one that an observation shows, or use a tool that lists them]")
+    if form == WHICH and not all_clear and not named_culprit and as_question(question).asks is Asks.PROCESS \
+            and not names_a_process(stated, bodies):
+        return Misfit(Kind.NAMES_NO_THING, "[names-no-thing: the question asks which process; name one that an "
+                                           "observation shows, with its pid, or say that none does]")
     if form == WHICH and not all_clear and as_question(question).superlative:
         firsts = ranked_firsts(bodies)
         if firsts and not any(r.subject.lower() in stated.lower() for r in firsts):
@@ -151,24 +156,33 @@ def fit_misfit(question: "Question | str", answer: str, result: dict, bodies: li
 
 
 _ENTITY_VALUE = re.compile(r"(?:name|process|command|path|mount|unit|port|pid)=\"?([^\s\";,]+)")
+# A process as observations name it: its name, command or pid field ("NAME (pid N)" is read apart).
+_PROCESS_VALUE = re.compile(r"(?:name|process|command|pid)=\"?([^\s\";,]+)")
 _PATH_TOKEN = re.compile(r"(?<![\w])/[\w.@+\-/]*[\w]")
 
 
-def entities(bodies: Iterable[str]) -> set[str]:
-    """The things observations name: process names, paths, mounts, units, ports and pids."""
+def entities(bodies: Iterable[str], fields: re.Pattern = _ENTITY_VALUE) -> set[str]:
+    """The things observations name: process names, paths, mounts, units, ports and pids (with
+    `fields`=_PROCESS_VALUE, processes only: their names and pids)."""
     found: set[str] = set()
     for body in bodies:
-        found.update(m.group(1).strip("()").lower() for m in _ENTITY_VALUE.finditer(body))
-        found.update(m.group(0).lower() for m in _PATH_TOKEN.finditer(body) if len(m.group(0)) > 1)
+        found.update(m.group(1).strip("()").lower() for m in fields.finditer(body))
+        if fields is _ENTITY_VALUE:
+            found.update(m.group(0).lower() for m in _PATH_TOKEN.finditer(body) if len(m.group(0)) > 1)
         found.update(m.group(1).lower() for m in re.finditer(r"([\w.\-]{3,}) \(pid (\d+)\)", body))
         found.update(m.group(1) for m in re.finditer(r"\(pid (\d+)\)", body))
     return {e for e in found if len(e) >= 2}
 
 
-def names_entity(stated: str, bodies: Iterable[str]) -> bool:
+def names_a_process(stated: str, bodies: Iterable[str]) -> bool:
+    """True when the answer names a process an observation shows (its name or pid)."""
+    return names_entity(stated, bodies, _PROCESS_VALUE)
+
+
+def names_entity(stated: str, bodies: Iterable[str], fields: re.Pattern = _ENTITY_VALUE) -> bool:
     """True when the answer names a thing an observation shows (as a whole word or path)."""
     lowered = stated.lower()
-    for entity in entities(bodies):
+    for entity in entities(bodies, fields):
         if re.search(rf"(?<![\w/.-]){re.escape(entity)}(?![\w-]|\.\d)", lowered):
             return True
     return False

@@ -15,25 +15,23 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.agreement import (agreement_misfit, all_clear_drops, first_ranked, misses_culprit,
-                                              names_first_ranked, names_self, not_verdicts_first, place_fit,
-                                              unasked_culprit, wrong_place, yes_no_misfit)
+                                              names_self, not_verdicts_first, place_fit, unasked_culprit, wrong_place,
+                                              yes_no_misfit)
 from appliance.agent.answer.checks import Verdict, check_answer
-from appliance.agent.answer.fit import (SAY_YES_OR_NO, WHICH, YES_NO, asks_ranking, begins_yes_or_no, fit_misfit,
-                                        is_conditional, outside_place, question_form, seeks_fault, yes_or_no)
+from appliance.agent.answer.facts import facts_missed, stating
+from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.agent.answer.owed import claims_nothing, place_problem_missed, settled_no, unbacked_culprits
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
-from appliance.agent.answer.said import (CULPRIT_FIELDS, claims_any_fault, claims_problem, denies_all, names_a_problem,
-                                         names_any, names_cause, quotes_a_verdict)
-from appliance.agent.answer.settled import settled_clear, verdicts_clear
+from appliance.agent.answer.said import NAMED_PROCESS, denies_all, names_a_problem, names_cause, names_process
+from appliance.agent.answer.settled import PID_STATED, first_fine_place, settled_clear, verdicts_clear
 from appliance.agent.answer.users import names_a_user, observed_users, user_verdict
-from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
+from appliance.agent.evidence import LOGS, Evidence
 from appliance.agent.question.kinds import ANSWERABLE, THINGS, Asks
 from appliance.agent.question.question import Question, as_question
 from appliance.analyzers import PAST_FAMILIES
 from appliance.analyzers.base import Finding
 
-NO_FACT = "[no-observed-fact-named]"
-NOTHING_CLAIMED = "[claims-no-fault: the question asks what is wrong and the checks found nothing wrong; say so with their values, or name what an observation shows at fault]"
 
 
 @dataclass(frozen=True)
@@ -53,87 +51,6 @@ class AnswerContext:
     looked: bool = True
     copy_guard: Sequence[str] = ()
     rejected: Iterable[str] = ()
-
-
-def unbacked_culprits(result: Mapping[str, Any], question: "Question | str", evidence: Evidence) -> tuple[str, ...]:
-    """The culprit fields (culprit, process, pid) no verdict backs: where the checks judged the
-    question's fault families and its places and found nothing wrong, a field that names something
-    at fault names what no check found at fault ("kworker" beside "no CPU hog: the busiest process,
-    kworker, uses 2 % of one core"), unless it names a problem the checks found elsewhere. A ranking
-    question ("which process has the most threads?") asks for its top entry, fault or not: its
-    process stays."""
-    if not settled_clear(evidence):
-        return ()
-    keys = ("culprit",) if asks_ranking(question) else CULPRIT_FIELDS
-    return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), evidence.findings))
-
-
-def settled_no(answer: str, question: "Question | str", evidence: Evidence) -> str | None:
-    """"Is any process hogging the CPU? If so, which one?" asks which only if the answer is yes.
-    Where the checks judged the question's families (and places) and found nothing wrong, the
-    answer is no: one that names the top of an ok ranking without saying no ("kworker uses 0 % of
-    one core") or yes answers another question and goes back to say yes or no."""
-    if not is_conditional(question) or not settled_clear(evidence):
-        return None
-    if begins_yes_or_no(answer) or denies_all(answer) or claims_any_fault(answer) \
-            or names_a_problem(answer, evidence.findings):
-        return None
-    return SAY_YES_OR_NO
-
-
-def place_problem_missed(answer: str, result: Mapping[str, Any], question: "Question | str", evidence: Evidence) -> str | None:
-    """A question about the storage of a place it names ("writing to /srv/docs fails"), where the
-    checks found the fault at that place (its filesystem read-only, full, out of inodes; one entry
-    holding most of it): the answer names that place, its culprit or another problem the question
-    asks about, not another filesystem ("/ is mounted read-write") nor nothing. Other places' problems (a log's errors) have rules of their
-    own: a cause line is quoted, not its file named."""
-    if not seeks_fault(question):
-        return None
-    # the lookup, permission or holders of the named path itself: the cause the verdict found (the
-    # dangling link, the closed folder), named as itself, not the path that fails restated
-    on_path = [f for f in evidence.places if f.is_problem and f.family not in STORAGE_FAMILIES and f.family != LOGS
-               and (f.culprit or f.path)]
-    stated = " ".join([answer, *(str(v) for v in result.values())])
-    if on_path and not names_cause(stated, on_path, as_question(question).paths):
-        return f"[misses-the-check: {on_path[0].line()[:200]}]"
-    at_place = [f for f in evidence.places if f.is_problem and f.family in STORAGE_FAMILIES and f.family in evidence.topics
-                and (f.culprit or f.path)]
-    if not at_place:
-        return None
-    # naming another problem the question asks about (the process holding the place's deleted files) answers it too
-    return misses_culprit(answer, result, at_place + [f for f in evidence.asked_problems() if f not in at_place])
-
-
-# "X is using 0 % of one core", "Y uses 2 %": the top of an ok ranking, stated, is no claim of a fault.
-_SMALL_SHARE = re.compile(r"\b(?:us(?:es|ing)|takes?|taking)\s+(?:only\s+|just\s+)?(?:0|[0-9](?:\.\d+)?)\s?%", re.I)
-
-
-def _small_share(answer: str) -> bool:
-    return bool(_SMALL_SHARE.search(answer))
-
-
-def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) -> str | None:
-    """A reason when the person asks what is wrong, the checks found nothing wrong in the
-    question's fault families, and the answer neither says so nor claims any fault ("the network
-    interfaces are up and running" for "is something slowing my computer down?"): it answers
-    another question. A named place is left to the place rules; a ranking question ("which
-    process has the most threads?") is answered by the top of the ranking, fault or not, and so is
-    a which-question about a symptom the person reports ("something is opening tons of
-    connections, what is it?") by naming the process the symptom's verdict ranks first."""
-    if_so_which = is_conditional(question) and as_question(question).says_which  # the settled-no rule's
-    if not seeks_fault(question) or asks_ranking(question) or if_so_which or evidence.looks \
-            or evidence.places or not verdicts_clear(evidence):
-        return None
-    if question_form(question) == WHICH and not is_conditional(question) and evidence.topics \
-            and (names_first_ranked(answer, {}, evidence.findings, evidence.topics[0])
-                 or quotes_a_verdict(answer, [f for f in evidence.findings if f.family in evidence.topics])):
-        return None
-    # "kworker uses 0 % of one core" claims nothing; only a claim of a family's fault answers it
-    if denies_all(answer) or claims_any_fault(answer) or (claims_problem(answer) and not _small_share(answer)):
-        return None
-    if names_a_problem(answer, evidence.findings):
-        return None  # it names a problem the checks found elsewhere
-    return NOTHING_CLAIMED
 
 
 @dataclass(frozen=True)
@@ -242,6 +159,27 @@ def _misses_culprit(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None
     return _labelled(Kind.MISSES_CULPRIT, reason, problems[0] if problems else None)
 
 
+def _no_process_at_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
+    """"Which program keeps /mnt/x busy?" where the checks judged the place it names and found
+    nothing wrong there (nothing holds it): the answer says so or names a problem they found; one
+    that names a process pins on it what no check found. Without this, a process seen in another
+    reading ("bash (pid N)" beside two deleted files) was named as the place's holder."""
+    evidence = ctx.evidence
+    if q.ranking or not q.seeks_fault or not evidence.places or not settled_clear(evidence):
+        return None
+    if denies_all(a.text) or names_a_problem(a.stated, evidence.findings) \
+            or not (PID_STATED.search(a.stated) or names_a_process(a.stated, ctx.bodies)):
+        return None
+    # a holder the place's verdict names as a fact ("held by nginx (pid 5)") answers "which has it open?"
+    if any(names_process(a.stated, m.group(1), m.group(2)) for f in evidence.places
+           for m in NAMED_PROCESS.finditer(f.verdict)):
+        return None
+    fine = first_fine_place(evidence)
+    if fine is None:
+        return None
+    return Misfit(Kind.CONTRADICTS, f"[contradicts-check: {fine.line()[:160]}]", fine, own="[contradicts-check]")
+
+
 def _not_first(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     evidence = ctx.evidence
     if not (q.ranking and evidence.topics):
@@ -257,9 +195,22 @@ def _names_user(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     users = observed_users(ctx.bodies, ctx.evidence.findings)
     if not users or names_a_user(a.text, a.result, users):
         return None
+    verdict = user_verdict(ctx.evidence.findings)
+    # "whose account is hogging the CPU?" where the per-user check found none: "no account is" answers it
+    if verdict is not None and not verdict.is_problem and q.seeks_fault and not q.ranking and denies_all(a.text):
+        return None
     return Misfit(Kind.NAMES_NO_USER, f"[names-no-user: the question asks which user; name the user an observation "
-                  f"shows, such as {users[0]}]", user_verdict(ctx.evidence.findings), own="[names-no-user]",
+                  f"shows, such as {users[0]}]", verdict, own="[names-no-user]",
                   name=users[0])
+
+
+def _names_fact(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
+    missed = facts_missed(a.stated, q.facts, ctx.evidence)
+    if not missed:
+        return None
+    said = stating(missed)
+    return Misfit(Kind.FACT_NOT_NAMED, f"[fact-not-named: the question asks for it; the system overview shows: {said}]",
+                  own="[fact-not-named]", name=said)
 
 
 def _form(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
@@ -333,9 +284,13 @@ RULES: tuple[Rule, ...] = (
     Rule("under-the-place", frozenset({Asks.FILE, Asks.FOLDER, Asks.PROCESS, Asks.FILESYSTEM}),
          "which … under a folder it names", _outside_place),
     Rule("names-the-culprit", _FAULT_KINDS, "what is wrong? where the checks found the culprit", _misses_culprit),
+    Rule("none-at-the-place", frozenset({Asks.PROCESS}),
+         "which process … at a place it names, where the checks found nothing wrong there", _no_process_at_place),
     Rule("verdicts-first", frozenset({Asks.PROCESS}), "which process has the most …? (a family's own ranking)",
          _not_first),
     Rule("names-a-user", frozenset({Asks.USER}), "which user …? (an account, not its process)", _names_user),
+    Rule("names-the-fact", frozenset({Asks.SYSTEM_FACT}),
+         "which kernel (distribution, hostname, time zone …) is this? the measured value of each fact asked", _names_fact),
     Rule("shape", _ANSWERABLE - {Asks.USER, Asks.SYSTEM_FACT},
          "the answer's shape: a number for how much/many, a thing for which, a log's line for why", _form),
     Rule("yes-or-no", THINGS | {Asks.YES_NO}, "questions answered yes or no (if so, which?)", _yes_or_no),

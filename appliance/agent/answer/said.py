@@ -138,6 +138,12 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "log_errors": r"\b(?:shows?|showing|has|have|had|reports?|reported|contains?|logged|logs|lists?) "
                       r"(?:\w+ ){0,2}(?:errors?|failures?)\b",
         "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
+        # a file or folder said to grow, beside the growth verdict of its place (memory has its own words)
+        "disk_growth": r"(?:/[\w.@+-]+|\b(?:file|log|folder|directory|trace)s?\b)[^.;]{0,60}\b(?:keeps? (?:on )?growing"
+                       r"|(?:is|are) growing|grow(?:s|ing) (?:at|by|fast|quickly|rapidly|steadily|every|constantly))\b",
+        "process_names": r"\b(?:in|running in) (?:unusual\w*|abnormal\w*|excessive\w*|huge|too many)(?: large)? "
+                         r"(?:numbers?|copies|counts?)\b|\btoo many (?:copies|instances)\b|\bfork(?:ing)? (?:crazy|bomb)\b"
+                         r"|\bunusual(?:ly)? (?:many|high numbers? of|large numbers? of) (?:copies|instances|processes)\b",
         "disk_usage": r"\b(?:takes?|taking|uses?|using|eats?|eating|fills?|filling|holds?|holding)\b[^.;]{0,30}"
                       r"\b(?:much more|far more|most of|the bulk|more than (?:the |all )?others)\b",
         "config": r"\b(?:invalid|wrong|bad|malformed|incorrect) (?:\w+ ){0,2}(?:settings?|values?|options?|ports?|config\w*)\b"

@@ -8,11 +8,13 @@ this leaf instead of each other (issue 31: a flat answer path).
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from appliance.agent.answer.said import claims_any_fault, named_processes, names_process, problems_for
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.analyzers import INVENTORY_FAMILIES
-from appliance.agent.question.question import Question, is_conditional
+from appliance.analyzers.base import OK, Finding
+from appliance.agent.question.question import YES_NO_FORM as YES_NO, Question, is_conditional, question_form
 
 
 def verdicts_clear(evidence: Evidence) -> bool:
@@ -33,7 +35,21 @@ def settled_clear(evidence: Evidence) -> bool:
     return verdicts_clear(evidence) and (not evidence.looks or bool(evidence.places))
 
 
-_PID_STATED = re.compile(r"\bpid\W{0,3}\d+", re.I)
+def by_topic(evidence: Evidence, findings: Iterable[Finding]) -> list[Finding]:
+    """Verdicts in the order of the question's topics (who holds a named place, its lookup, its
+    folder ranking …), the filesystem holding a place last, the rest as they came."""
+    rank = {family: i for i, family in enumerate(evidence.topics)}
+    return sorted(findings, key=lambda f: (f.family not in rank, rank.get(f.family, 0),
+                                           f.family in _FILESYSTEM_FAMILIES))
+
+
+def first_fine_place(evidence: Evidence) -> Finding | None:
+    """The ok verdict on a named place that says most about what was asked (`by_topic`)."""
+    return next((f for f in by_topic(evidence, evidence.places) if f.severity == OK), None)
+
+
+_FILESYSTEM_FAMILIES = ("filesystem_full", "inodes", "readonly_fs")
+PID_STATED = re.compile(r"\bpid\W{0,3}\d+", re.I)
 
 
 def answers_unasked_which(text: str, question: "Question | str", evidence: Evidence) -> bool:
@@ -42,5 +58,15 @@ def answers_unasked_which(text: str, question: "Question | str", evidence: Evide
     or states a pid answers a which nobody asked, and reads as blame beside the no."""
     if not is_conditional(question) or not settled_clear(evidence) or claims_any_fault(text):
         return False
-    return bool(_PID_STATED.search(text)) or any(names_process(text, name, None)
+    return bool(PID_STATED.search(text)) or any(names_process(text, name, None)
                                                  for name in named_processes(evidence.findings))
+
+
+def fine_place(question: "Question | str", evidence: Evidence) -> Finding | None:
+    """For a yes/no question (or "… If so, which?") about places the checks all judged fine: the verdict on what the
+    place is (its folder ranking, its log, its settings), by the question's topics, before the
+    verdicts of the filesystem that holds it."""
+    if (question_form(question) != YES_NO and not is_conditional(question)) or not evidence.places \
+            or any(f.is_problem for f in evidence.places):
+        return None
+    return first_fine_place(evidence)

@@ -29,7 +29,7 @@ from appliance.agent.answer.fit import (AMOUNT, WHICH, YES_NO, begins_yes_or_no,
 from appliance.agent.question.question import named_ports
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.agent.answer.ports import port_opening
-from appliance.agent.answer.settled import answers_unasked_which, verdicts_clear
+from appliance.agent.answer.settled import answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
 from appliance.analyzers.base import OK, Finding
 
 NO_PROBLEM = "No problem found: "
@@ -157,12 +157,17 @@ def _fine_topic(misfit: Misfit, question: "Question | str", evidence: Evidence) 
     """For an answer that named no real culprit, asked what is wrong (or whether something is)
     where the checks found nothing wrong in the question's fault families (and it names no place):
     the first ok verdict of those families (the general ones when it names none)."""
-    if misfit.kind not in NO_REAL_CULPRIT or evidence.looks or evidence.places:
-        return None
     # a yes/no question ("is some process held back by a CPU limit?") asks whether a fault is there,
     # whatever its words say of trouble
     asks_yes_no = question_form(question) == YES_NO
-    if not (seeks_fault(question) or asks_yes_no) or not verdicts_clear(evidence):
+    if not (seeks_fault(question) or asks_yes_no):
+        return None
+    if evidence.places:  # "which program keeps /mnt/x busy?" where nothing holds it: that verdict
+        settled = misfit.kind in NO_REAL_CULPRIT or misfit.kind is Kind.NAMES_NO_THING
+        return first_fine_place(evidence) if settled and settled_clear(evidence) else None
+    # a which-question about a fault at its last step: what the checks settled, like a refused one
+    last_which = misfit.kind is Kind.LAST_STEP and question_form(question) == WHICH and as_question(question).fault
+    if (misfit.kind not in NO_REAL_CULPRIT and not last_which) or evidence.looks or not verdicts_clear(evidence):
         return None
     return _first_ok(evidence, evidence.topics or GENERAL_FAMILIES)
 
@@ -181,6 +186,11 @@ def _ranked(misfit: Misfit, question: "Question | str", evidence: Evidence, bodi
         return []
     if is_conditional(question) and verdicts_clear(evidence):
         return []  # "If so, which?" where the checks found none: the answer is no, not the top entry
+    asked = as_question(question)
+    if asked.fault and not asked.ranking and not evidence.places and verdicts_clear(evidence):
+        return []  # "which program has gone haywire?" where nothing has: none, not another family's top entry
+    if evidence.places and settled_clear(evidence):  # who the place's own verdicts name, or none
+        return named_processes([f for f in evidence.places if f.family in evidence.topics])
     topical = [f for family in evidence.topics for f in evidence.findings if f.family == family]
     named = named_processes(topical)
     if named:
@@ -211,6 +221,8 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
         found = misfit.finding
         opening = statement(found) if found is not None and found.is_problem else f"The user {misfit.name}"
         return Steer(culprits=(misfit.name,), openings=(opening[:MAX_OPENING],))
+    if misfit.kind is Kind.FACT_NOT_NAMED and misfit.name:  # the measured facts, whatever else was found
+        return Steer(openings=(misfit.name[:MAX_OPENING],))
     if misfit.kind is Kind.LOG_NOT_QUOTED and log_errors:
         return Steer(openings=(log_cause(evidence, log_errors),))
     if misfit.kind is Kind.SAY_YES_OR_NO and misfit.finding is None:
@@ -341,9 +353,6 @@ def _by_form(question: "Question | str", answer: str) -> Steer:
     return Steer()
 
 
-_FILESYSTEM_FAMILIES = ("filesystem_full", "inodes", "readonly_fs")
-
-
 def _all_fine(question: "Question | str", evidence: Evidence) -> Finding | None:
     """For a yes/no question whose places (or, naming none, whose fault families) the checks all
     judged fine: the verdict a "no" rests on; None when any of them found a problem. A question
@@ -384,16 +393,3 @@ def without_unasked_which(question: "Question | str", answer: str, evidence: Evi
         return answer
     kept = [part for part in rest if not answers_unasked_which(part, question, evidence)]
     return " ".join([first, *kept])
-
-
-def fine_place(question: "Question | str", evidence: Evidence) -> Finding | None:
-    """For a yes/no question (or "… If so, which?") about places the checks all judged fine: the verdict on what the
-    place is (its folder ranking, its log, its settings), by the question's topics, before the
-    verdicts of the filesystem that holds it."""
-    if (question_form(question) != YES_NO and not is_conditional(question)) or not evidence.places \
-            or any(f.is_problem for f in evidence.places):
-        return None
-    rank = {family: i for i, family in enumerate(evidence.topics)}
-    ordered = sorted(evidence.places, key=lambda f: (f.family not in rank, rank.get(f.family, 0),
-                                                     f.family in _FILESYSTEM_FAMILIES))
-    return next((f for f in ordered if f.severity == OK), None)

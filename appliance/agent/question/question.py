@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Sequence
 
 from appliance.analyzers.named_path import PathAsk, path_ask
+from appliance.agent.question.facts import facets_in
 from appliance.agent.question.informal import as_typed
 from appliance.agent.question.kinds import (AMOUNT_FORM, NUMBERS, OPEN, THINGS, WHICH, WHY,
                                          YES_NO_FORM, Asks, Resource, with_resource)
@@ -54,6 +55,7 @@ class Question:
     says_which: bool = False  # the word "which" itself ("… If so, which?")
     sure: bool = False  # the words said what is asked (the reader did not fall back to its default)
     path_ask: PathAsk = field(default_factory=PathAsk)  # what it asks about a path it names (analyzers.named_path)
+    facts: tuple[str, ...] = ()  # the plain facts it asks for ("kernel", "virtualization"; question.facts)
     source: str = "words"
     prior: tuple[str, str, bool] | None = field(default=None, compare=False)  # the words' labels, when the model chose
 
@@ -191,6 +193,7 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
         trouble=trouble_in(words), udp=bool(re.search(r"\budp\b", text, re.I)),
         superlative=superlative_in(words), says_which=bool(re.search(r"\bwhich\b", text, re.I)),
         sure=sure, failure=failure_in(words), path_ask=path_ask(words) if paths else PathAsk(),
+        facts=facets_in(words),
     )
 
 

@@ -243,7 +243,10 @@ _FS_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:filesystems?|file\s+s
                    r"volumes?)\b|\bone\s+of\s+(?:my|the)\s+(?:disks|drives|partitions|volumes)\b", re.I)
 _LOG_Q = re.compile(r"\blogs?\b|\.log\b|\bjournal\b|\.out\b", re.I)
 _PROCESS_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:process(?:es)?|programs?|apps?|applications?|tasks?|parent)\b"
-                        r"|\bwho\s+(?:is\s+)?\w+ing\b|\bby\s+what\b|\bwhat\s+keeps\b", re.I)
+                        r"|\bwho\s+(?:is\s+)?\w+ing\b|\bby\s+what\b|\bwhat\s+keeps\b"
+                        # "what is writing to it?" asks for the doer
+                        r"|\bwhat(?:'s|\s+is)\s+(?:writing|reading|spawning|starting|launching|opening|holding|hogging|"
+                        r"eating|running|forking)\b", re.I)
 # Words that report or suspect a fault (the question's fault label; a which-question without them
 # asks for a fact, "which process uses the most memory?").
 _FAULT = re.compile(
@@ -322,6 +325,33 @@ def lexical_resource(text: str) -> Resource:
 _PATH_CUES = frozenset({Resource.LOGS, Resource.CONFIG})
 
 
+_THINGS_Q = ((Asks.PORT, _PORT_Q), (Asks.SERVICE, _SERVICE_Q), (Asks.FOLDER, _FOLDER_Q), (Asks.FILE, _FILE_Q),
+             (Asks.FILESYSTEM, _FS_Q), (Asks.PROCESS, _PROCESS_Q))
+
+
+# "which process …", "what file …": the noun right after which/what names the thing asked for.
+_HEAD = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(process(?:es)?|programs?|apps?|applications?|files?|folders?|"
+                   r"director(?:y|ies)|ports?|services?|daemons?)\b", re.I)
+_HEAD_KIND = {"process": Asks.PROCESS, "program": Asks.PROCESS, "app": Asks.PROCESS, "application": Asks.PROCESS,
+              "file": Asks.FILE, "folder": Asks.FOLDER, "director": Asks.FOLDER, "port": Asks.PORT,
+              "service": Asks.SERVICE, "daemon": Asks.SERVICE}
+
+
+def _head_thing(text: str, form: str) -> Asks | None:
+    """The thing a which/what question asks for: the noun its first which/what names ("which
+    process has files open on /mnt/x?" asks for a process, not a file); else the first of the
+    list's patterns that matches. A why or open question names no process as what it asks for
+    ("why is this program slow?")."""
+    if form not in (WHICH, OPEN, WHY):
+        return None
+    head = _HEAD.search(text)
+    if head and form == WHICH:
+        noun = head.group(1).lower()
+        return next(kind for word, kind in _HEAD_KIND.items() if noun.startswith(word))
+    return next((asks for asks, pattern in _THINGS_Q
+                 if pattern.search(text) and (form == WHICH or asks is not Asks.PROCESS)), None)
+
+
 def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
     """What the question asks for, by its words alone, and whether words that say so matched
     (False: the reader fell back to its default, and the model's choice is worth more)."""
@@ -343,12 +373,10 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
         return Asks.COUNT, True
     if form == AMOUNT_FORM or _AMOUNT_EXTRA.search(text):
         return Asks.AMOUNT, True
-    things = ((Asks.PORT, _PORT_Q), (Asks.SERVICE, _SERVICE_Q), (Asks.FOLDER, _FOLDER_Q), (Asks.FILE, _FILE_Q),
-              (Asks.FILESYSTEM, _FS_Q), (Asks.PROCESS, _PROCESS_Q))
     if form != YES_NO_FORM or not conditional_in(text):
-        for asks, pattern in things:
-            if form in (WHICH, OPEN, WHY) and pattern.search(text) and (form == WHICH or asks is not Asks.PROCESS):
-                return asks, True
+        asked = _head_thing(text, form)
+        if asked is not None:
+            return asked, True
     if form == WHICH:
         return Asks.PROCESS, False
     if form == YES_NO_FORM:

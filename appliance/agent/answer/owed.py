@@ -1,0 +1,104 @@
+"""What an answer owes the verdicts the checks settled for its question: no culprit where they
+found none at fault, a "no" to "if so, which?" they settled no, the fault they found at a named
+place, and some claim (or an all-clear) to "what is wrong?".
+
+Why apart from the rule table (rules.py): these are the predicates; the table says which kinds
+of question each one judges.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from appliance.agent.answer.fit import (SAY_YES_OR_NO, WHICH, asks_ranking, begins_yes_or_no, is_conditional,
+                                        question_form, seeks_fault)
+from appliance.agent.answer.said import (CULPRIT_FIELDS, claims_any_fault, claims_problem, denies_all, names_a_problem,
+                                         names_cause, quotes_a_verdict)
+from appliance.agent.answer.agreement import misses_culprit, names_first_ranked
+from appliance.agent.answer.settled import settled_clear, verdicts_clear
+from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
+from appliance.agent.question.question import Question, as_question
+
+NOTHING_CLAIMED = "[claims-no-fault: the question asks what is wrong and the checks found nothing wrong; say so with their values, or name what an observation shows at fault]"
+
+
+def unbacked_culprits(result: Mapping[str, Any], question: "Question | str", evidence: Evidence) -> tuple[str, ...]:
+    """The culprit fields (culprit, process, pid) no verdict backs: where the checks judged the
+    question's fault families and its places and found nothing wrong, a field that names something
+    at fault names what no check found at fault ("kworker" beside "no CPU hog: the busiest process,
+    kworker, uses 2 % of one core"), unless it names a problem the checks found elsewhere. A ranking
+    question ("which process has the most threads?") asks for its top entry, fault or not: its
+    process stays."""
+    if not settled_clear(evidence):
+        return ()
+    keys = ("culprit",) if asks_ranking(question) else CULPRIT_FIELDS
+    return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), evidence.findings))
+
+
+def settled_no(answer: str, question: "Question | str", evidence: Evidence) -> str | None:
+    """"Is any process hogging the CPU? If so, which one?" asks which only if the answer is yes.
+    Where the checks judged the question's families (and places) and found nothing wrong, the
+    answer is no: one that names the top of an ok ranking without saying no ("kworker uses 0 % of
+    one core") or yes answers another question and goes back to say yes or no."""
+    if not is_conditional(question) or not settled_clear(evidence):
+        return None
+    if begins_yes_or_no(answer) or denies_all(answer) or claims_any_fault(answer) \
+            or names_a_problem(answer, evidence.findings):
+        return None
+    return SAY_YES_OR_NO
+
+
+def place_problem_missed(answer: str, result: Mapping[str, Any], question: "Question | str", evidence: Evidence) -> str | None:
+    """A question about the storage of a place it names ("writing to /srv/docs fails"), where the
+    checks found the fault at that place (its filesystem read-only, full, out of inodes; one entry
+    holding most of it): the answer names that place, its culprit or another problem the question
+    asks about, not another filesystem ("/ is mounted read-write") nor nothing. Other places' problems (a log's errors) have rules of their
+    own: a cause line is quoted, not its file named."""
+    if not seeks_fault(question):
+        return None
+    # the lookup, permission or holders of the named path itself: the cause the verdict found (the
+    # dangling link, the closed folder), named as itself, not the path that fails restated
+    on_path = [f for f in evidence.places if f.is_problem and f.family not in STORAGE_FAMILIES and f.family != LOGS
+               and (f.culprit or f.path)]
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    if on_path and not names_cause(stated, on_path, as_question(question).paths):
+        return f"[misses-the-check: {on_path[0].line()[:200]}]"
+    at_place = [f for f in evidence.places if f.is_problem and f.family in STORAGE_FAMILIES and f.family in evidence.topics
+                and (f.culprit or f.path)]
+    if not at_place:
+        return None
+    # naming another problem the question asks about (the process holding the place's deleted files) answers it too
+    return misses_culprit(answer, result, at_place + [f for f in evidence.asked_problems() if f not in at_place])
+
+
+# "X is using 0 % of one core", "Y uses 2 %": the top of an ok ranking, stated, is no claim of a fault.
+_SMALL_SHARE = re.compile(r"\b(?:us(?:es|ing)|takes?|taking)\s+(?:only\s+|just\s+)?(?:0|[0-9](?:\.\d+)?)\s?%", re.I)
+
+
+def _small_share(answer: str) -> bool:
+    return bool(_SMALL_SHARE.search(answer))
+
+
+def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) -> str | None:
+    """A reason when the person asks what is wrong, the checks found nothing wrong in the
+    question's fault families, and the answer neither says so nor claims any fault ("the network
+    interfaces are up and running" for "is something slowing my computer down?"): it answers
+    another question. A named place is left to the place rules; a ranking question ("which
+    process has the most threads?") is answered by the top of the ranking, fault or not, and so is
+    a which-question about a symptom the person reports ("something is opening tons of
+    connections, what is it?") by naming the process the symptom's verdict ranks first."""
+    if_so_which = is_conditional(question) and as_question(question).says_which  # the settled-no rule's
+    if not seeks_fault(question) or asks_ranking(question) or if_so_which or evidence.looks \
+            or evidence.places or not verdicts_clear(evidence):
+        return None
+    if question_form(question) == WHICH and not is_conditional(question) and evidence.topics \
+            and (names_first_ranked(answer, {}, evidence.findings, evidence.topics[0])
+                 or quotes_a_verdict(answer, [f for f in evidence.findings if f.family in evidence.topics])):
+        return None
+    # "kworker uses 0 % of one core" claims nothing; only a claim of a family's fault answers it
+    if denies_all(answer) or claims_any_fault(answer) or (claims_problem(answer) and not _small_share(answer)):
+        return None
+    if names_a_problem(answer, evidence.findings):
+        return None  # it names a problem the checks found elsewhere
+    return NOTHING_CLAIMED

@@ -1,0 +1,79 @@
+"""A question of fact is answered with the measured value of each fact it asks for (agent/answer/facts.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.agent.answer.facts import facts_missed, stating
+from appliance.agent.answer.rules import AnswerContext, judge_answer
+from appliance.agent.answer.steer import steer
+from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.agent.evidence import Evidence, Look
+from appliance.agent.question.facts import facets_in
+from appliance.agent.question.kinds import Asks
+from appliance.agent.question.question import read_question
+
+DATA = {"os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-18-amd64", "hostname": "web1",
+        "architecture": "x86_64", "time_zone": "Europe/Berlin (UTC+01:00)",
+        "virtualization": "container (docker) on a virtual machine (KVM)",
+        "cpu": {"model": "AMD EPYC 7B13 64-Core Processor", "logical_cores": 2}}
+BODY = ("os=\"Debian GNU/Linux 12 (bookworm)\" kernel=6.1.0-18-amd64 hostname=web1 time_zone=\"Europe/Berlin\" "
+        "virtualization=\"container (docker) on a virtual machine (KVM)\" model=\"AMD EPYC 7B13 64-Core Processor\"")
+
+
+def _evidence(data=DATA) -> Evidence:
+    return Evidence(measured=(Look("this machine", "system_overview", {}, {"status": "ok", "data": data}),))
+
+
+@pytest.mark.parametrize("text, facets", [
+    ("which kernel is this box on, and is it virtualized or a container?", ("kernel", "virtualization")),
+    ("what distro is this?", ("os",)),
+    ("whats the hostname", ("hostname",)),
+    ("what cpu does this thing have and how many cores", ("cpu_model", "cores")),
+    ("which time zone is the server set to?", ("time_zone",)),
+    ("is this bare metal?", ("virtualization",)),
+    ("why is my laptop slow?", ()),
+])
+def test_the_facts_a_question_asks_for(text, facets):
+    assert facets_in(text) == facets
+
+
+def _judge(question: str, answer: str, data=DATA):
+    q = read_question(question)
+    assert q.asks is Asks.SYSTEM_FACT
+    ctx = AnswerContext(question=q, evidence=_evidence(data), bodies=[BODY], tools_worked=True)
+    return judge_answer(answer, {}, ctx)
+
+
+def test_the_distribution_for_the_kernel_goes_back_and_the_retry_begins_with_the_measured_release():
+    q = "which kernel is this box on, and is it a container?"
+    verdict = _judge(q, "The kernel is Debian GNU/Linux 12 (bookworm), and this is not a VM.")
+    assert verdict.rule == "names-the-fact" and verdict.kind is Kind.FACT_NOT_NAMED
+    assert "6.1.0-18-amd64" in verdict.problem and "container (docker)" in verdict.problem
+    misfit = Misfit(verdict.kind, verdict.problem, verdict.finding, own=verdict.own, name=verdict.name)
+    opening = steer(misfit, read_question(q), _evidence(), [BODY]).openings[0]
+    assert opening.startswith("The kernel release is 6.1.0-18-amd64")
+    right = "The kernel release is 6.1.0-18-amd64, and it runs in a docker container on a KVM virtual machine."
+    assert _judge(q, right).problem is None
+
+
+@pytest.mark.parametrize("question, answer, named", [
+    ("what distro is this?", "Debian 12 (bookworm).", True),
+    ("what distro is this?", "It is Ubuntu.", False),
+    ("which time zone is the server set to?", "It is set to Europe/Berlin.", True),
+    ("which time zone is the server set to?", "UTC+01:00", True),
+    ("what cpu does this thing have?", "An AMD EPYC 7B13.", True),
+    ("is this bare metal?", "No: it runs in a docker container.", True),
+    ("is this bare metal?", "Yes, it is bare metal.", False),
+])
+def test_a_fact_is_named_in_the_words_people_use_for_it(question, answer, named):
+    assert (not facts_missed(answer, read_question(question).facts, _evidence())) is named
+
+
+def test_bare_metal_is_named_by_saying_so_and_a_fact_not_measured_is_not_asked_of_the_answer():
+    metal = {**DATA, "virtualization": "none (bare metal)"}
+    assert not facts_missed("It is a physical machine, not a VM.", ("virtualization",), _evidence(metal))
+    assert facts_missed("It is a KVM virtual machine.", ("virtualization",), _evidence(metal))
+    assert not facts_missed("I cannot tell.", ("kernel",), Evidence())  # nothing measured: other rules judge
+    assert stating(facts_missed("?", ("hostname", "kernel"), _evidence())) == \
+        "The hostname is web1; the kernel release is 6.1.0-18-amd64"
