@@ -32,6 +32,7 @@ def _evidence(data=DATA) -> Evidence:
     ("what cpu does this thing have and how many cores", ("cpu_model", "cores")),
     ("which time zone is the server set to?", ("time_zone",)),
     ("is this bare metal?", ("virtualization",)),
+    ("which linux kernel am i on? container or not?", ("kernel", "virtualization")),
     ("why is my laptop slow?", ()),
 ])
 def test_the_facts_a_question_asks_for(text, facets):
@@ -77,3 +78,23 @@ def test_bare_metal_is_named_by_saying_so_and_a_fact_not_measured_is_not_asked_o
     assert not facts_missed("I cannot tell.", ("kernel",), Evidence())  # nothing measured: other rules judge
     assert stating(facts_missed("?", ("hostname", "kernel"), _evidence())) == \
         "The hostname is web1; the kernel release is 6.1.0-18-amd64"
+
+
+def test_a_retry_states_every_fact_asked_not_only_the_one_missed():
+    """Told only the fact it missed, a small model drops the one it had right: the retry's opening
+    states them all."""
+    q = "give me the kernel release and tell me if this is a physical machine"
+    verdict = _judge(q, "The kernel release is 6.1.0-18-amd64; this is a physical machine.")
+    assert verdict.rule == "names-the-fact" and "6.1.0-18-amd64" not in verdict.problem
+    assert verdict.name == ("The kernel release is 6.1.0-18-amd64; the virtualization is container (docker) on a "
+                            "virtual machine (KVM)")
+
+
+def test_the_engines_own_answer_to_a_question_of_fact_begins_with_the_facts_asked():
+    from appliance.agent.answer.assemble import assemble
+    from appliance.analyzers.base import WARNING, Finding
+    errors = Finding("kernel_errors", WARNING, "the kernel logged 4 errors in the last hour")
+    evidence = Evidence((errors,), ("kernel_errors",), measured=_evidence().measured)
+    text = assemble(read_question("what kernel version does this box run?"), evidence, "no answer held").text
+    assert text.startswith("The kernel release is 6.1.0-18-amd64.")
+    assert "the kernel logged 4 errors" in text

@@ -480,3 +480,18 @@ def test_a_which_question_about_a_fault_nothing_shows_ends_on_that_verdict_not_a
     ranking = steer_last(read_question("which process has the most threads?"), Evidence((THREADS,), ("threads",)),
                          [THREADS.line()]).openings
     assert ranking and "threadfarm (pid 29)" in ranking[0]
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/engine.md"])
+def test_the_rule_tables_of_the_docs_mark_each_rule_with_exactly_its_kinds(doc):
+    """The table people read (README, docs/engine.md) says what the code does: one row per rule,
+    in order, a mark under each kind it judges and none elsewhere."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / doc).read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    by_name = {row.split("`")[1]: [cell.strip() for cell in row.strip("|").split("|")[2:]] for row in rows}
+    assert [name for name in by_name if name in {r.name for r in RULES}] == [r.name for r in RULES]
+    for rule in RULES:
+        marks = by_name[rule.name]
+        assert len(marks) == len(Asks), rule.name
+        assert {kind for kind, mark in zip(Asks, marks) if mark} == set(rule.kinds), rule.name

@@ -101,6 +101,15 @@ def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the
     assert kept_after_opening(kept, [opening], guard) == kept
     # only after an opening the engine set: a model's own words are judged as they are
     assert kept_after_opening("The disk is full.", ["reaper"], guard) == "The disk is full."
+    # words that name nothing observed go (the question asked back, a guess); a fact stays
+    from appliance.agent.answer.fit import names_entity
+    bodies = ["path=/srv/in/trace.log size=\"4.0 MiB\""]
+    seen = lambda text: names_entity(text, bodies)  # noqa: E731
+    names = NO_PROBLEM + "no program runs in unusual numbers"
+    assert kept_after_opening(names + ". This is unusual and could indicate a spawn. Whose account is to blame?",
+                              [names], guard, observed=seen) == names + "."
+    assert kept_after_opening(names + ". The largest file is /srv/in/trace.log.", [names], guard, observed=seen) \
+        == names + ". The largest file is /srv/in/trace.log."
     # the fault in either word order: "inodes are exhausted", "running out of inodes"
     inodes = NO_PROBLEM + "inodes fine"
     assert kept_after_opening(inodes + ". The filesystem at / is running out of inodes.", [inodes], guard) \

@@ -17,7 +17,7 @@ from appliance.agent.answer.assemble import assemble
 from appliance.agent.answer.misfit import LACKS_FACT, Misfit
 from appliance.agent.question.question import Asks, Question, Resource
 from appliance.agent.actions import FINISH, Step, check_reserved
-from appliance.agent.answer.fit import log_error_lines
+from appliance.agent.answer.fit import log_error_lines, names_entity
 from appliance.agent.answer.agreement import check_agreement, names_self, wrong_place
 from appliance.agent.answer.checks import Verdict, normalized
 from appliance.agent.control import LoopControl
@@ -75,7 +75,8 @@ class Finisher:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
         parsed = without_cut_word(parsed, self.settings.answer_max_chars)
         said = str(parsed.action_input.get("answer", ""))
-        cleared = kept_after_opening(said, self.ctl.openings, self.memory.copy_guard, self._refused_alone)
+        cleared = kept_after_opening(said, self.ctl.openings, self.memory.copy_guard, self._refused_alone,
+                                     lambda text: names_entity(text, self.memory.bodies))
         parsed = replace(parsed, action_input={**parsed.action_input, "answer": cleared})
         action_input = parsed.action_input
         answer, result = cleared, dict(action_input.get("result") or {})

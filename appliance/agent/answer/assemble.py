@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from appliance.agent.question.kinds import Asks, Resource
 from appliance.agent.question.question import Question
+from appliance.agent.answer.facts import facts_asked, stating
 from appliance.agent.answer.settled import by_topic
 from appliance.agent.answer.users import USER_FAMILY
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
@@ -81,6 +82,7 @@ def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence
         text = ("This question is not about this computer, so the appliance cannot answer it from what the machine "
                 f"shows (answer put together by the appliance: {reason}).")
         return Assembled(text, {}, ())
+    asked_facts = stating(facts_asked(question.facts, evidence)) if question.asks is Asks.SYSTEM_FACT else ""
     shown = evidence.shown()
     problems = [f for f in shown if f.is_problem]
     ours = [f for f in evidence.part_problems() if f in problems]
@@ -91,7 +93,7 @@ def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence
     asked = evidence.topics or GENERAL_FAMILIES
     fine = by_topic(evidence, [f for f in shown if not f.is_problem and (f.family in asked or f in evidence.places)])
     fine = fine[:SHOWN]
-    parts = []
+    parts = [f"{asked_facts}."] if asked_facts else []  # a question of fact: the facts asked, first
     if ours:
         parts.append(f"The appliance's checks found a problem: {_sentences([f.verdict for f in ours])}")
     if fine:

@@ -91,14 +91,20 @@ def _value(data: Mapping[str, Any], key: Sequence[str]) -> str | None:
 
 def facts_missed(answer: str, facets: Sequence[str], evidence: Evidence) -> list[tuple[Facet, str]]:
     """The facts asked whose measured value the answer does not name, with that value."""
+    return [(facet, value) for facet, value in facts_asked(facets, evidence) if not facet.named(answer, value)]
+
+
+def facts_asked(facets: Sequence[str], evidence: Evidence) -> list[tuple[Facet, str]]:
+    """Every fact asked that the overview measured, with its value (a retry states them all: told
+    only the one it missed, a small model drops the one it had right)."""
     data = overview(evidence)
-    missed = []
+    found = []
     for name in facets:
         facet = FACETS.get(name)
         value = _value(data, facet.key) if facet is not None else None
-        if facet is not None and value is not None and not facet.named(answer, value):
-            missed.append((facet, value))
-    return missed
+        if facet is not None and value is not None:
+            found.append((facet, value))
+    return found
 
 
 def stating(missed: Sequence[tuple[Facet, str]]) -> str:

@@ -18,7 +18,7 @@ from appliance.agent.answer.agreement import (agreement_misfit, all_clear_drops,
                                               names_self, not_verdicts_first, place_fit, unasked_culprit, wrong_place,
                                               yes_no_misfit)
 from appliance.agent.answer.checks import Verdict, check_answer
-from appliance.agent.answer.facts import facts_missed, stating
+from appliance.agent.answer.facts import facts_asked, facts_missed, stating
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.owed import claims_nothing, place_problem_missed, settled_no, unbacked_culprits
@@ -208,9 +208,9 @@ def _names_fact(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     missed = facts_missed(a.stated, q.facts, ctx.evidence)
     if not missed:
         return None
-    said = stating(missed)
-    return Misfit(Kind.FACT_NOT_NAMED, f"[fact-not-named: the question asks for it; the system overview shows: {said}]",
-                  own="[fact-not-named]", name=said)
+    return Misfit(Kind.FACT_NOT_NAMED, f"[fact-not-named: the question asks for it; the system overview shows: "
+                                       f"{stating(missed)}]", own="[fact-not-named]",
+                  name=stating(facts_asked(q.facts, ctx.evidence)))
 
 
 def _form(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:

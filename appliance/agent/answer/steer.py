@@ -314,13 +314,15 @@ _CLAUSE_AFTER_OPENING = re.compile(r"(,\s+|;\s+|\s+-\s+)(?=(?:which|so|and|but|b
 
 
 def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterable[str],
-                       refused: Callable[[str], bool] = lambda text: False) -> str:
+                       refused: Callable[[str], bool] = lambda text: False,
+                       observed: Callable[[str], bool] = lambda text: True) -> str:
     """A steered retry rests on the verdict its opening states. What the model writes after the
     opening goes, clause by clause in the opening's own sentence and sentence by sentence after
     it, when it copies the engine's own instructions, when it would be refused on its own
     (`refused`: "…, which is why the root filesystem is full" where that check found none),
     or, after "No problem found", when it claims any fault again (most often the refused answer,
-    word for word). Where the opening's own sentence goes on into such a claim ("the most, 80, in
+    word for word) or names nothing an observation shows (`observed`: "This is unusual and could
+    indicate a spawn.", the question asked back). Where the opening's own sentence goes on into such a claim ("the most, 80, in
     NAME (pid N) is opening tons of connections" where the check found them normal), the
     sentence ends at the opening. The rest stays."""
     opening = next((o for o in openings if o and answer.startswith(o)), None)
@@ -329,7 +331,7 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     cleared = opening.startswith(NO_PROBLEM)
 
     def goes(part: str) -> bool:
-        return copies(part, copy_guard) or refused(part) or (cleared and claims_any_fault(part))
+        return copies(part, copy_guard) or refused(part) or (cleared and (claims_any_fault(part) or not observed(part)))
 
     tail = answer[len(opening):]
     first, *rest = re.split(r"(?<=[.;!?])\s+", tail)

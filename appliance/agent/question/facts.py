@@ -14,7 +14,7 @@ import re
 FACET_WORDS: dict[str, re.Pattern] = {name: re.compile(pattern, re.I) for name, pattern in {
     "kernel": r"\bkernel\b|\buname\b",
     "os": r"\bdistro\b|\bdistribution\b|\boperating\s+system\b|\bos\b|\b(?:which|what)\s+(?:version\s+of\s+)?"
-          r"(?:linux|ubuntu|debian|fedora|centos|rhel)\b",
+          r"(?:linux|ubuntu|debian|fedora|centos|rhel)\b(?!\s+kernel)",
     "hostname": r"\bhost\s*name\b|\bmachine(?:'s)?\s+name\b|\bname\s+of\s+(?:this|the|my)\s+(?:machine|box|computer|"
                 r"server|host|laptop)\b|\b(?:machine|box|computer|server|laptop)\s+(?:is\s+)?called\b",
     "cpu_model": r"\b(?:cpu|processor)\s+(?:model|type|kind)\b|\b(?:which|what)\s+(?:kind\s+of\s+|type\s+of\s+|model\s+of\s+)?"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from appliance.agent.question.facts import facets_in
 from appliance.agent.question.kinds import AMOUNT_FORM, OPEN, WHICH, WHY, YES_NO_FORM, Asks, Resource
 
 _AMOUNT_Q = re.compile(
@@ -223,6 +224,9 @@ _FACT = re.compile(
     r"|\bis\s+(?:this|it)\s+(?:machine\s+)?(?:a\s+)?(?:vm|virtual|container|bare\s+metal)"
     r"|\bhow\s+many\s+(?:cpus?|cores|processors)\s+(?:does|do|has|have)\b"
     r"|\bwhat\s+is\s+[\w.\-/]+\s+set\s+to\b|\bwhat\s+is\s+the\s+[\w.\-/ ]{1,40}\s+set\s+to\b", re.I)
+# "give me the kernel release", "tell me if this is a VM": a request for the facts it names
+_TELL_ME = re.compile(r"\b(?:give|tell|show|send)\s+me\b|\bi\s+(?:need|want)\s+(?:to\s+know\s+)?(?:the\s+|what\s+|which\s+)",
+                      re.I)
 _PORT_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(?:ports?|sockets?)\b|\bports?\s+(?:is|are)\s+(?:open|listening)\b"
                      r"|\bwhat(?:'s|\s+is)\s+listening\b|\bopen\s+ports\b|\bon\s+which\s+port\b", re.I)
 _SERVICE_Q = re.compile(r"\b(?:which|what)\s+(?:\w+\s+){0,2}?(?:services?|units?|daemons?|timers?|servers|cron\s*"
@@ -359,7 +363,7 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
     if not paths and ((_OUT_OF_SCOPE.search(text) and not _FAULT.search(text))
                       or (_REQUEST.search(text) and not _points_here(text))):
         return Asks.OUT_OF_SCOPE, True
-    if _FACT.search(text) and not _FAULT.search(text):
+    if (_FACT.search(text) or (_TELL_ME.search(text) and facets_in(text))) and not _FAULT.search(text):
         return Asks.SYSTEM_FACT, True
     # "Does any process hold a large number of …? If so, which?" asks for the thing; its count or
     # amount words say what makes it one
