@@ -53,6 +53,10 @@ def test_text_that_is_spelled_out_already_or_is_a_path_is_left_alone(text):
     ("/srv/in seems to be filling up on its own, what is writing to it?", Asks.PROCESS),
     ("what is eating my cpu", Asks.PROCESS),
     ("what is filling my disk?", Asks.FOLDER),
+    # a yes/no question about users asks yes or no; which/whose asks for the user
+    ("is any user hogging this machine?", Asks.YES_NO),
+    ("which user is hogging this machine?", Asks.USER),
+    ("whose account is hogging the cpu?", Asks.USER),
 ])
 def test_plain_phrasings_read_as_their_kind(text, asks):
     assert read_question(text).asks is asks

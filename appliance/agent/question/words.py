@@ -371,7 +371,9 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
         and _WHICH_WORD.search(text) else None
     if thing:
         return _THING_KIND[thing.group(1).lower()], True
-    if _USER.search(text):
+    # "is any user hogging the machine?" asks yes or no; "which user …?" and "whose …?" ask for the user
+    if _USER.search(text) and not (form == YES_NO_FORM and not _WHICH_WORD.search(text)
+                                   and not re.search(r"\bwhose\b", text, re.I)):
         return Asks.USER, True
     if _COUNT.search(text):
         return Asks.COUNT, True
