@@ -133,8 +133,9 @@ class Finisher:
         message = rejection_message(misfit.reason, self.memory.evidence_lines(), steering.openings)
         recovered = self._recover(step, misfit)
         if recovered is not None:
-            message += f"\nThe appliance ran {recovered.source} {RECOVERED}:\n{recovered.text}"
-            self.memory.copy_guard.append(f"The appliance ran {recovered.source} {RECOVERED}")
+            ran = f"The appliance ran {recovered.source} {RECOVERED}"
+            message += f"\n{ran}:\n{recovered.text}"
+            self.memory.copy_guard.append(ran)
         self.memory.rejected_answers.append(normalized(answer))
         self.memory.copy_guard.append(rejection_message(misfit.own_words))  # its words, not the evidence it quotes
         evaluation = f"answer rejected: {misfit.reason}" + (f" (ran {recovered.source})" if recovered else "")

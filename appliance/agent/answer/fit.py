@@ -130,13 +130,13 @@ def fit_misfit(question: "Question | str", answer: str, result: dict, bodies: li
         return None
     named_culprit = any(re.search(rf"(?<![\w/.-]){re.escape(c.lower())}(?![\w-])", stated.lower())
                         for c in culprits if len(c) >= 3)
-    if form == WHICH and not all_clear and not named_culprit and not names_entity(stated, bodies):
-        return Misfit(Kind.NAMES_NO_THING, "[names-no-thing: the question asks which process, file, folder or port; "
-                                           "name one that an observation shows, or use a tool that lists them]")
-    if form == WHICH and not all_clear and not named_culprit and as_question(question).asks is Asks.PROCESS \
-            and not names_a_process(stated, bodies):
-        return Misfit(Kind.NAMES_NO_THING, "[names-no-thing: the question asks which process; name one that an "
-                                           "observation shows, with its pid, or say that none does]")
+    if form == WHICH and not all_clear and not named_culprit:
+        if not names_entity(stated, bodies):
+            return Misfit(Kind.NAMES_NO_THING, "[names-no-thing: the question asks which process, file, folder or "
+                                               "port; name one that an observation shows, or use a tool that lists them]")
+        if as_question(question).asks is Asks.PROCESS and not names_a_process(stated, bodies):
+            return Misfit(Kind.NAMES_NO_THING, "[names-no-thing: the question asks which process; name one that an "
+                                               "observation shows, with its pid, or say that none does]")
     if form == WHICH and not all_clear and as_question(question).superlative:
         firsts = ranked_firsts(bodies)
         if firsts and not any(r.subject.lower() in stated.lower() for r in firsts):
@@ -161,13 +161,14 @@ _PROCESS_VALUE = re.compile(r"(?:name|process|command|pid)=\"?([^\s\";,]+)")
 _PATH_TOKEN = re.compile(r"(?<![\w])/[\w.@+\-/]*[\w]")
 
 
-def entities(bodies: Iterable[str], fields: re.Pattern = _ENTITY_VALUE) -> set[str]:
+def entities(bodies: Iterable[str], *, processes_only: bool = False) -> set[str]:
     """The things observations name: process names, paths, mounts, units, ports and pids (with
-    `fields`=_PROCESS_VALUE, processes only: their names and pids)."""
+    `processes_only`, their names and pids alone)."""
+    fields = _PROCESS_VALUE if processes_only else _ENTITY_VALUE
     found: set[str] = set()
     for body in bodies:
         found.update(m.group(1).strip("()").lower() for m in fields.finditer(body))
-        if fields is _ENTITY_VALUE:
+        if not processes_only:
             found.update(m.group(0).lower() for m in _PATH_TOKEN.finditer(body) if len(m.group(0)) > 1)
         found.update(m.group(1).lower() for m in re.finditer(r"([\w.\-]{3,}) \(pid (\d+)\)", body))
         found.update(m.group(1) for m in re.finditer(r"\(pid (\d+)\)", body))
@@ -176,13 +177,13 @@ def entities(bodies: Iterable[str], fields: re.Pattern = _ENTITY_VALUE) -> set[s
 
 def names_a_process(stated: str, bodies: Iterable[str]) -> bool:
     """True when the answer names a process an observation shows (its name or pid)."""
-    return names_entity(stated, bodies, _PROCESS_VALUE)
+    return names_entity(stated, bodies, processes_only=True)
 
 
-def names_entity(stated: str, bodies: Iterable[str], fields: re.Pattern = _ENTITY_VALUE) -> bool:
+def names_entity(stated: str, bodies: Iterable[str], *, processes_only: bool = False) -> bool:
     """True when the answer names a thing an observation shows (as a whole word or path)."""
     lowered = stated.lower()
-    for entity in entities(bodies, fields):
+    for entity in entities(bodies, processes_only=processes_only):
         if re.search(rf"(?<![\w/.-]){re.escape(entity)}(?![\w-]|\.\d)", lowered):
             return True
     return False

@@ -155,8 +155,9 @@ def _contradicted_ok(misfit: Misfit | None, evidence: Evidence) -> Finding | Non
 
 def _fine_topic(misfit: Misfit, question: "Question | str", evidence: Evidence) -> Finding | None:
     """For an answer that named no real culprit, asked what is wrong (or whether something is)
-    where the checks found nothing wrong in the question's fault families (and it names no place):
-    the first ok verdict of those families (the general ones when it names none)."""
+    where the checks found nothing wrong in the question's fault families: the first ok verdict of
+    those families (the general ones when it names none); for a question about a place they judged
+    fine, the place's own verdict (`first_fine_place`)."""
     # a yes/no question ("is some process held back by a CPU limit?") asks whether a fault is there,
     # whatever its words say of trouble
     asks_yes_no = question_form(question) == YES_NO

@@ -312,9 +312,10 @@ _WHICH_WORD = re.compile(r"\bwhich\b", re.I)
 # The thing a conditional question asks for: "is any process …?", or "is something …? which ports?"
 _CONDITIONAL_THING = re.compile(r"\b(?:any|one|some|which)\s+(?:\w+\s+){0,2}?(process|program|folder|directory|file|"
                                 r"filesystem|partition|port|service|user)(?:es|s)?\b", re.I)
-_THING_KIND = {"process": Asks.PROCESS, "program": Asks.PROCESS, "folder": Asks.FOLDER, "directory": Asks.FOLDER,
-               "file": Asks.FILE, "filesystem": Asks.FILESYSTEM, "partition": Asks.FILESYSTEM, "port": Asks.PORT,
-               "service": Asks.SERVICE, "user": Asks.USER}
+_THING_KIND = {"process": Asks.PROCESS, "program": Asks.PROCESS, "app": Asks.PROCESS, "application": Asks.PROCESS,
+               "folder": Asks.FOLDER, "directory": Asks.FOLDER, "file": Asks.FILE, "filesystem": Asks.FILESYSTEM,
+               "partition": Asks.FILESYSTEM, "port": Asks.PORT, "service": Asks.SERVICE, "daemon": Asks.SERVICE,
+               "user": Asks.USER}
 
 
 def lexical_resource(text: str) -> Resource:
@@ -336,9 +337,15 @@ _THINGS_Q = ((Asks.PORT, _PORT_Q), (Asks.SERVICE, _SERVICE_Q), (Asks.FOLDER, _FO
 # "which process …", "what file …": the noun right after which/what names the thing asked for.
 _HEAD = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(process(?:es)?|programs?|apps?|applications?|files?|folders?|"
                    r"director(?:y|ies)|ports?|services?|daemons?)\b", re.I)
-_HEAD_KIND = {"process": Asks.PROCESS, "program": Asks.PROCESS, "app": Asks.PROCESS, "application": Asks.PROCESS,
-              "file": Asks.FILE, "folder": Asks.FOLDER, "director": Asks.FOLDER, "port": Asks.PORT,
-              "service": Asks.SERVICE, "daemon": Asks.SERVICE}
+
+
+def _singular(noun: str) -> str:
+    """"processes" → "process", "directories" → "directory", "files" → "file"."""
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"
+    if noun.endswith("sses"):
+        return noun[:-2]
+    return noun if noun.endswith("ss") else noun.removesuffix("s")
 
 
 def _head_thing(text: str, form: str) -> Asks | None:
@@ -350,8 +357,7 @@ def _head_thing(text: str, form: str) -> Asks | None:
         return None
     head = _HEAD.search(text)
     if head and form == WHICH:
-        noun = head.group(1).lower()
-        return next(kind for word, kind in _HEAD_KIND.items() if noun.startswith(word))
+        return _THING_KIND[_singular(head.group(1).lower())]
     return next((asks for asks, pattern in _THINGS_Q
                  if pattern.search(text) and (form == WHICH or asks is not Asks.PROCESS)), None)
 
