@@ -431,6 +431,61 @@ def test_which_process_at_a_place_nothing_holds_goes_back_to_that_verdict_and_a_
                         replace(ctx, bodies=[HELD_AS_FACT.line(), DELETED_OK.line()])).rule == "none-at-the-place"
 
 
+GROWS_NONE = Finding("disk_growth", OK, "nothing under /srv/spool grows fast: 0 file(s) grew in 1.2 s; the "
+                     "filesystem is not filling", path="/srv/spool")
+SPOOL_FULL_OK = Finding("filesystem_full", OK, "not full: /srv/spool is on /srv/spool (tmpfs): 2 % used",
+                        path="/srv/spool")
+SPOOL_SIZES = "headline: largest: /srv/spool/trace.log 4.0 MiB (100.0%)"
+
+
+def test_which_file_grows_at_a_place_where_nothing_grows_is_not_answered_with_the_largest_file():
+    """"Which log under /srv/spool keeps ballooning?" where the place's growth verdict found
+    nothing: naming the largest file pins a growth on it that no check found; the retry begins
+    with that verdict. Saying nothing grows (and naming the largest) passes."""
+    from appliance.agent.answer.steer import steer
+    evidence = Evidence((GROWS_NONE, SPOOL_FULL_OK), ("disk_growth", "filesystem_full"),
+                        places=(GROWS_NONE, SPOOL_FULL_OK))
+    question = read_question("which log under /srv/spool keeps ballooning?")
+    assert question.asks is Asks.FILE
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=[GROWS_NONE.line(), SPOOL_SIZES],
+                        tools_worked=True)
+    verdict = judge_answer("The largest file is /srv/spool/trace.log with 4.0 MiB.", {}, ctx)
+    assert verdict.rule == "none-at-the-place" and verdict.finding is GROWS_NONE
+    opening = steer(verdict_misfit(verdict), question, evidence, [GROWS_NONE.line(), SPOOL_SIZES]).openings[0]
+    assert "nothing under /srv/spool grows fast" in opening
+    assert judge_answer("No problem found: nothing under /srv/spool grows fast; the largest file is "
+                        "/srv/spool/trace.log, 4.0 MiB.", {}, ctx).rule != "none-at-the-place"
+
+
+def test_an_answer_that_is_the_question_again_goes_back_and_one_that_adds_a_fact_stays():
+    """"which log is ballooning?" answered with the question itself (a word added) names nothing;
+    the same words with the file and its rate, or a yes to a yes/no question, answer it."""
+    from appliance.analyzers.base import WARNING as WARN
+    grows = Finding("disk_growth", WARN, "growing: /srv/spool/trace.log grew 2.0 MiB/s", culprit="/srv/spool/trace.log",
+                    path="/srv/spool/trace.log")
+    evidence = Evidence((grows,), ("disk_growth",), places=(grows,))
+    question = read_question("free space on /srv/spool keeps shrinking, which log is ballooning?")
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=[grows.line()], tools_worked=True)
+    echo = judge_answer("the free disk space on /srv/spool keeps shrinking, which log is ballooning?",
+                        {"culprit": "/srv/spool/trace.log"}, ctx)
+    assert echo.kind is Kind.NO_FACT and "restates" in str(echo.problem)
+    assert judge_answer("/srv/spool/trace.log is ballooning: it grew 2.0 MiB/s.", {}, ctx).problem is None
+    port = read_question("is anything listening on port 4242 right now?")
+    ctx = AnswerContext(question=port, evidence=Evidence((PORT,), ("listening",)), bodies=[PORT.line()],
+                        tools_worked=True)
+    assert judge_answer("Yes, ledger (pid 77) is listening on port 4242 right now.", {}, ctx).problem is None
+
+
+def test_which_file_of_a_place_judged_only_for_space_names_its_largest_entry():
+    """A file asked of a place whose words asked no growth, holders or counts (its space only) is
+    not this rule's: the largest entry answers "what file is filling /srv/spool?"."""
+    evidence = Evidence((SPOOL_FULL_OK,), ("filesystem_full",), places=(SPOOL_FULL_OK,))
+    question = read_question("what file is filling /srv/spool?")
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=[SPOOL_FULL_OK.line(), SPOOL_SIZES],
+                        tools_worked=True)
+    assert judge_answer("/srv/spool/trace.log takes the most, 4.0 MiB.", {}, ctx).rule != "none-at-the-place"
+
+
 def verdict_misfit(verdict):
     from appliance.agent.answer.misfit import Misfit
     return Misfit(verdict.kind, verdict.problem, verdict.finding, own=verdict.own, rule=verdict.rule)

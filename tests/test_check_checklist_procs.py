@@ -129,3 +129,24 @@ def test_a_named_place_that_grows_names_the_file_and_its_writer_and_its_control_
                                           readings(control)) if f.family == "disk_growth"]
     assert found and not found[0].is_problem, [f.line() for f in found]
     assert_gone(fault)
+
+
+def test_growth_asked_of_a_named_place_leads_its_evidence_and_a_size_question_does_not():
+    """A question about a named place whose space keeps going down is about that place's growth
+    first (not a memory's or the fullest filesystem's); a question of its size is not."""
+    from appliance.agent.evidence import MachineEvidence
+    from appliance.tools.registry import ToolContext, build_registry
+
+    sandbox, control = planted(FAMILIES["disk_growth"].control)
+    with sandbox:
+        policy = PathPolicy.default(list(control.roots))
+        source = MachineEvidence(build_registry(ToolContext(policy=policy)), policy=policy)
+        mount = control.slots["mount"]
+        grows = source.gather(f"the free space on {mount} keeps shrinking, which log is ballooning?",
+                              frozenset({os.getpid()}))
+        size = source.gather(f"how big is {mount}?", frozenset({os.getpid()}))
+    assert grows.topics[0] == "disk_growth", grows.topics
+    place = [f for f in grows.places if f.family == "disk_growth"]
+    assert place and not place[0].is_problem and mount in place[0].verdict, [f.line() for f in grows.places]
+    assert "disk_growth" not in size.topics[:1] and not [f for f in size.places if f.family == "disk_growth"]
+    assert_gone(control)

@@ -57,6 +57,8 @@ def test_text_that_is_spelled_out_already_or_is_a_path_is_left_alone(text):
     ("is any user hogging this machine?", Asks.YES_NO),
     ("which user is hogging this machine?", Asks.USER),
     ("whose account is hogging the cpu?", Asks.USER),
+    # a log asked for by which is a file
+    ("free space on /srv/in keeps shrinking, which log is ballooning?", Asks.FILE),
 ])
 def test_plain_phrasings_read_as_their_kind(text, asks):
     assert read_question(text).asks is asks
@@ -70,6 +72,7 @@ def test_plain_phrasings_read_as_their_kind(text, asks):
     ("How many zombie processes are there?", Asks.COUNT),
     ("Why is my laptop slow?", Asks.EXPLANATION),
     ("what's the weather in Paris tomorrow", Asks.OUT_OF_SCOPE),
+    ("why is the log full of errors since the update?", Asks.LOG_CAUSE),
 ])
 def test_other_kinds_read_as_before(text, asks):
     assert read_question(text).asks is asks
@@ -120,6 +123,52 @@ def test_a_question_about_access_in_other_words_asks_the_path_lookup_for_its_rea
     ask = path_ask(text)
     assert ask.lookup and ask.denial
     assert ask.user == user
+
+
+@pytest.mark.parametrize("text, grows", [
+    # growth in the words people use: of the contents, or of free space falling
+    ("which file in /srv/in keeps growing?", True),
+    ("free space on /srv/in keeps shrinking, which log is ballooning?", True),
+    ("my disk space under /srv/in keeps going down. what is eating it?", True),
+    ("the spool at /srv/in is getting bigger every minute", True),
+    # a size or a holder asked at one moment is no growth
+    ("how big is /srv/in?", False),
+    ("what is eating the space on /srv/in?", False),
+    ("which process has /srv/in open?", False),
+])
+def test_growth_of_a_named_path_in_plain_words(text, grows):
+    from appliance.analyzers.named_path import path_ask
+
+    assert path_ask(text).grows is grows
+
+
+@pytest.mark.parametrize("text, first", [
+    # a trend word beside a noun of one resource names that resource's growth first
+    ("which file keeps growing?", "disk_growth"),
+    ("is something writing a growing file on /mnt/x?", "disk_growth"),
+    ("my disk space keeps going down, what is eating it?", "disk_growth"),
+    ("which program keeps growing?", "memory_growth"),
+    ("my memory keeps climbing all day", "memory_growth"),
+])
+def test_growth_words_name_the_resource_that_grows(text, first):
+    from appliance.analyzers.runner import for_question
+
+    families = for_question(text)
+    growth = [f for f in families if f.endswith("_growth")]
+    assert growth[0] == first
+
+
+@pytest.mark.parametrize("text", [
+    # sizes at one moment and trends of other things name no growth family
+    "which process has the largest memory?",
+    "is my cpu temperature rising?",
+    "my wifi keeps dropping",
+    "which folder is the biggest on /srv?",
+])
+def test_other_questions_name_no_growth(text):
+    from appliance.analyzers.runner import for_question
+
+    assert not [f for f in for_question(text) if f.endswith("_growth")]
 
 
 def test_the_path_ask_reads_the_words_as_typed_spelled_out():

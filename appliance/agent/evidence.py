@@ -31,7 +31,7 @@ from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 from appliance.analyzers.folder_sizes import folder_finding
 from appliance.analyzers.host_pins import FAMILY as NAMES
 from appliance.analyzers.host_pins import host_names, pin_findings
-from appliance.analyzers.named_path import HOLDERS, LOOKUP, path_findings
+from appliance.analyzers.named_path import COUNTS, GROWTH, HOLDERS, LOOKUP, path_findings
 from appliance.analyzers.network import port_finding
 from appliance.analyzers.reach import ANALYZER as REACH
 from appliance.analyzers.reach import reach_finding
@@ -216,9 +216,9 @@ def folder_verdicts(looks: Sequence[Look]) -> list[Finding]:
     return [f for f in (folder_finding(data) for data in measured) if f is not None]
 
 
-# The verdicts a named path gets only when the words ask for them (analyzers.named_path) and that
-# judge no storage: who holds it, and its lookup (missing, a dangling link, closed to a reader).
-PATH_ASK_FAMILIES = frozenset({HOLDERS, LOOKUP})
+# The verdicts a named path gets only when the words ask for them (analyzers.named_path): who holds
+# it, its lookup (missing, a dangling link, closed to a reader), how many entries, whether it grows.
+PATH_ASK_FAMILIES = frozenset({HOLDERS, LOOKUP, COUNTS, GROWTH})
 
 
 def place_topics(topics: tuple[str, ...], places: Sequence[Finding], named: Sequence[str] = ()) -> tuple[str, ...]:
@@ -229,10 +229,10 @@ def place_topics(topics: tuple[str, ...], places: Sequence[Finding], named: Sequ
     named: the places the question names, resolved (a configuration file judged inside a named
     folder is not a named one)."""
     families = {f.family for f in places}
-    # what the words asked of a named path (who holds it, its lookup) is what the question is
-    # about, before the families of its resource ("what keeps /mnt/x busy?" is no space question)
-    path_asked = tuple(dict.fromkeys(f.family for f in places if f.family in PATH_ASK_FAMILIES and f.family not in topics))
-    topics = path_asked + topics
+    # what the words asked of a named path (who holds it, its lookup, its growth …) comes first:
+    # "what keeps /mnt/x busy?" is no space question, "is /x ballooning?" no memory question
+    path_asked = tuple(dict.fromkeys(f.family for f in places if f.family in PATH_ASK_FAMILIES))
+    topics = path_asked + tuple(t for t in topics if t not in path_asked)
     if any(f.family == CONFIG and f.path in named for f in places):
         topics = (CONFIG,) + tuple(t for t in topics if t != CONFIG)
     if FOLDER in families and FOLDER not in topics:

@@ -51,10 +51,8 @@ CHECKLIST_PROCS: tuple[Analyzer, ...] = (
              process_names.process_names),
     Analyzer("user_load", ("user", "users", "which user", "per user", "user account"),
              user_load.user_load),
-    Analyzer("memory_growth", ("leak", "leaking", "leaks", "growing", "grows", "keeps growing", "creeps", "creeping",
-                               "over time", "memory growth"), growth.memory_growth),
-    Analyzer("disk_growth", ("keeps filling", "growing", "grows", "keeps growing",
-                             "space going down", "time to full"), growth.disk_growth),
+    Analyzer("memory_growth", growth.MEMORY_TOPICS, growth.memory_growth),
+    Analyzer("disk_growth", growth.DISK_TOPICS, growth.disk_growth),
 )
 
 # The checklist's system side: reach of listeners, names and routes, scheduled jobs, saturation

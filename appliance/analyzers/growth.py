@@ -31,6 +31,27 @@ DISK_RATE = 1 << 20
 DISK_FULL_WITHIN = 3600.0  # seconds: a filesystem full within the hour at this rate
 CRITICAL_WITHIN = 600.0  # seconds: memory or a filesystem used up within ten minutes
 
+# The words of growth, one vocabulary for both families' topics and for a named path's reading:
+# people say a log "balloons" or free space "keeps shrinking" as often as that something grows.
+# A trend word beside a noun of one resource ("the log is ballooning", "memory keeps climbing")
+# names that resource's family; bare, it names both (a topic of several words matches when all
+# its words appear, analyzers.runner.for_question).
+TRENDS = ("grows", "growing", "grew", "getting bigger", "getting larger", "ballooning", "balloons", "swelling",
+          "expanding", "creeps", "creeping", "climbing", "rising", "increasing", "piling up")
+SHRINKS = ("shrinking", "shrinks", "dropping", "drops", "going down", "goes down", "decreasing", "vanishing")
+_MEMORY_NOUNS = ("memory", "ram", "rss", "heap", "process", "program", "app", "service", "daemon")
+_DISK_NOUNS = ("file", "log", "folder", "directory", "disk", "filesystem", "partition", "mount", "spool")
+
+
+def _beside(nouns: tuple[str, ...], trends: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"{noun} {trend}" for noun in nouns for trend in trends)
+
+
+MEMORY_TOPICS = ("leak", "leaking", "leaks", "growing", "grows", "keeps growing", "creeps", "creeping", "over time",
+                 "memory growth") + _beside(_MEMORY_NOUNS, TRENDS)
+DISK_TOPICS = ("keeps filling", "growing", "grows", "keeps growing", "time to full") \
+    + _beside(_DISK_NOUNS, TRENDS) + _beside(("space", "room"), SHRINKS)
+
 
 def window(readings: Readings) -> float:
     return min(WINDOW, max(readings.sample_seconds, readings.watch_seconds))

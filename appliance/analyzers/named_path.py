@@ -21,7 +21,7 @@ from pathlib import Path
 from appliance.analyzers.base import OK, WARNING, Finding
 from appliance.analyzers.common import candidates, quote, who
 from appliance.analyzers.naming import shown_path
-from appliance.analyzers.growth import window
+from appliance.analyzers.growth import SHRINKS, TRENDS, window
 from appliance.analyzers.readings import Readings
 from appliance.tools import units
 from appliance.tools.components import Lookup, account, blocked_for, look_up, ls_mode
@@ -54,7 +54,9 @@ _LOOKUP = re.compile(r"no such file|not found|\bexists?\b|doesn'?t exist|can'?t 
                      r"broken link|symlink|\blink\b|" + _DENIAL.pattern + "|" + _CAN_READ.pattern, re.I)
 _COUNTS = re.compile(r"\b(forever|hangs?|slow|ages|many files|number of files|how many files|lots of files|"
                      r"tons of files|listing|list(?:ing)? (?:it|the folder)|\bls\b|file manager)", re.I)
-_GROWS = re.compile(r"\b(grow|grows|growing|grew|bigger|filling|fills up|fill up|creeps?|creeping)\b", re.I)
+_GROWS = re.compile(r"\b(" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in
+                                       ("grow", "bigger", "filling", "fills up", "fill up", *TRENDS, *SHRINKS))
+                     + r")\b", re.I)
 _USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b", re.I),
           re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+user\b", re.I),
           # the one who reads: "stopping www-data from reading", "can backup open" (an account only)

@@ -23,12 +23,14 @@ from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outs
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.owed import claims_nothing, place_problem_missed, settled_no, unbacked_culprits
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
-from appliance.agent.answer.said import NAMED_PROCESS, denies_all, names_a_problem, names_cause, names_process
+from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, names_a_problem, names_cause, names_process,
+                                        restates)
 from appliance.agent.answer.settled import PID_STATED, first_fine_place, settled_clear, verdicts_clear
 from appliance.agent.answer.users import names_a_user, observed_users, user_verdict
-from appliance.agent.evidence import LOGS, Evidence
+from appliance.agent.evidence import LOGS, PATH_ASK_FAMILIES, Evidence
 from appliance.agent.question.kinds import ANSWERABLE, THINGS, Asks
 from appliance.agent.question.question import Question, as_question
+from appliance.agent.question.words import paths_in
 from appliance.analyzers import PAST_FAMILIES
 from appliance.analyzers.base import Finding
 
@@ -159,16 +161,17 @@ def _misses_culprit(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None
     return _labelled(Kind.MISSES_CULPRIT, reason, problems[0] if problems else None)
 
 
-def _no_process_at_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
-    """"Which program keeps /mnt/x busy?" where the checks judged the place it names and found
-    nothing wrong there (nothing holds it): the answer says so or names a problem they found; one
-    that names a process pins on it what no check found. Without this, a process seen in another
-    reading ("bash (pid N)" beside two deleted files) was named as the place's holder."""
+def _no_thing_at_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
+    """"Which program keeps /mnt/x busy?" ("which log under /x keeps growing?") where the checks
+    judged the place it names and found nothing wrong there: the answer says so or names a problem
+    they found; one that names a process (for a file or folder asked, a path below the place while
+    what the words asked of it — growth, holders, counts — found nothing) pins on it what no check
+    found. Without this, a process seen in another reading ("bash (pid N)" beside two deleted
+    files) was named as the place's holder, and the largest file as the one that grows."""
     evidence = ctx.evidence
     if q.ranking or not q.seeks_fault or not evidence.places or not settled_clear(evidence):
         return None
-    if denies_all(a.text) or names_a_problem(a.stated, evidence.findings) \
-            or not (PID_STATED.search(a.stated) or names_a_process(a.stated, ctx.bodies)):
+    if denies_all(a.text) or names_a_problem(a.stated, evidence.findings) or not _names_a_thing(a, q, ctx):
         return None
     # a holder the place's verdict names as a fact ("held by nginx (pid 5)") answers "which has it open?"
     if any(names_process(a.stated, m.group(1), m.group(2)) for f in evidence.places
@@ -178,6 +181,20 @@ def _no_process_at_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit |
     if fine is None:
         return None
     return Misfit(Kind.CONTRADICTS, f"[contradicts-check: {fine.line()[:160]}]", fine, own="[contradicts-check]")
+
+
+def _names_a_thing(a: Answer, q: Question, ctx: AnswerContext) -> bool:
+    """The answer names a thing of the kind asked: a process (by pid or a name an observation
+    shows); a file or folder below the place, where the place's leading verdict answers what the
+    words asked of it (a size's ranking names the largest entry rightly)."""
+    if q.asks is Asks.PROCESS:
+        return bool(PID_STATED.search(a.stated) or names_a_process(a.stated, ctx.bodies))
+    leading = first_fine_place(ctx.evidence)
+    if leading is None or leading.family not in PATH_ASK_FAMILIES:
+        return False
+    places = {p.rstrip("/") for p in q.paths}
+    return any(p.rstrip("/") not in places and any(p.startswith(f"{place}/") for place in places)
+               for p in paths_in(a.stated))
 
 
 def _not_first(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
@@ -284,8 +301,9 @@ RULES: tuple[Rule, ...] = (
     Rule("under-the-place", frozenset({Asks.FILE, Asks.FOLDER, Asks.PROCESS, Asks.FILESYSTEM}),
          "which … under a folder it names", _outside_place),
     Rule("names-the-culprit", _FAULT_KINDS, "what is wrong? where the checks found the culprit", _misses_culprit),
-    Rule("none-at-the-place", frozenset({Asks.PROCESS}),
-         "which process … at a place it names, where the checks found nothing wrong there", _no_process_at_place),
+    Rule("none-at-the-place", frozenset({Asks.PROCESS, Asks.FILE, Asks.FOLDER}),
+         "which process (file, folder) … at a place it names, where the checks found nothing wrong there",
+         _no_thing_at_place),
     Rule("verdicts-first", frozenset({Asks.PROCESS}), "which process has the most …? (a family's own ranking)",
          _not_first),
     Rule("names-a-user", frozenset({Asks.USER}), "which user …? (an account, not its process)", _names_user),
@@ -323,6 +341,9 @@ def _basic(answer: str, result: Mapping[str, Any], question: Question, ctx: Answ
         and verdicts_clear(ctx.evidence)
     if honest or cleared_by_checks:
         return replace(verdict, problem=None, kind=None, own="")
+    if verdict.problem is None and question.asks is not Asks.YES_NO and restates(answer, question.text):
+        return replace(verdict, problem="[no-observed-fact-named: the answer restates the question]",
+                       kind=Kind.NO_FACT, own="[no-observed-fact-named]")
     return verdict
 
 

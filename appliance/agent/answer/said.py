@@ -108,6 +108,35 @@ def copies(answer: str, texts: Iterable[str], run: int = 5) -> bool:
     return False
 
 
+_SAYS_SO = frozenset({"yes", "no", "not", "none", "nothing", "nobody", "never"})
+
+
+def restates(answer: str, question: str) -> bool:
+    """The answer is the question again: four fifths of the question's words in a row, and besides
+    them no path or number, no yes or no, and at most one word in eight of four letters or more.
+    A small model answered "which log is ballooning?" with the question itself, a word added."""
+    said, asked = _norm_words(answer), _norm_words(question)
+    if len(asked) < 5 or _longest_run(said, asked) < 0.8 * len(asked):
+        return False
+    if any(p not in question for p in re.findall(r"/[\w.@+-]+(?:/[\w.@+-]+)*", answer)) \
+            or any(w.isdigit() and w not in asked for w in said):
+        return False
+    new = [w for w in said if w not in set(asked) and (len(w) > 3 or w in _SAYS_SO)]
+    return not _SAYS_SO & set(new) and len(new) <= max(1, len(said) // 8)
+
+
+def _longest_run(words: list[str], other: list[str]) -> int:
+    """The most words of `other` that `words` holds in a row, in the same order."""
+    best = 0
+    for i in range(len(words)):
+        for j in range(len(other)):
+            k = 0
+            while i + k < len(words) and j + k < len(other) and words[i + k] == other[j + k]:
+                k += 1
+            best = max(best, k)
+    return best
+
+
 def normalized(answer: str) -> str:
     """An answer in a form where retyped spacing or case does not make it new."""
     return " ".join(_norm_words(answer))

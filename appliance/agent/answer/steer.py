@@ -29,7 +29,7 @@ from appliance.agent.answer.fit import (AMOUNT, WHICH, YES_NO, begins_yes_or_no,
 from appliance.agent.question.question import named_ports
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.agent.answer.ports import port_opening
-from appliance.agent.answer.settled import answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
+from appliance.agent.answer.settled import alongside, answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
 from appliance.analyzers.base import OK, Finding
 
 NO_PROBLEM = "No problem found: "
@@ -250,7 +250,7 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
     if fine is None and not problems:
         fine = fine_place(question, evidence)
     if fine is not None and not problems:
-        return Steer(openings=(fine_opening(fine, question),))
+        return Steer(openings=tuple(dict.fromkeys(fine_opening(f, question) for f in (fine, *alongside(fine, evidence)))))
     fact = None if problems else topic_fact(question, evidence)
     if fact is not None:
         return Steer(openings=(fact,))

@@ -26,7 +26,7 @@ _WHICH_Q = re.compile(
     rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_THING}\b|\bwho\b"
     r"|\bwhat(?:'s|\s+is|\s+are)?\s+(?:\w+\s+)?(?:using|eating|filling|holding|taking|listening|hogging|"
     r"consuming|running|keeping|writing|reading|spawning|opening|doing)\b"
-    r"|\bwhat(?:'s|\s+is)\s+it\b|\bfind\s+(?:it|them|the\s+\w+)\b|\bwhich\s+one\b|\bby\s+what\b"
+    r"|\bwhich\s+(?:\w+\s+)?logs?\b|\bwhat(?:'s|\s+is)\s+it\b|\bfind\s+(?:it|them|the\s+\w+)\b|\bwhich\s+one\b|\bby\s+what\b"
     # "what's hammering it?", "what is slowing my laptop?": a verb done to the person's thing asks for
     # the thing doing it, whatever the verb ("what's going on with …" has no object; a cause is WHY).
     r"|\bwhat(?:'s|\s+is|\s+are|\s+keeps)\s+(?!causing\b)\w+ing\s+(?:it|them|this|that|my|our|the|me|us)\b",
@@ -315,7 +315,7 @@ _CONDITIONAL_THING = re.compile(r"\b(?:any|one|some|which)\s+(?:\w+\s+){0,2}?(pr
 _THING_KIND = {"process": Asks.PROCESS, "program": Asks.PROCESS, "app": Asks.PROCESS, "application": Asks.PROCESS,
                "folder": Asks.FOLDER, "directory": Asks.FOLDER, "file": Asks.FILE, "filesystem": Asks.FILESYSTEM,
                "partition": Asks.FILESYSTEM, "port": Asks.PORT, "service": Asks.SERVICE, "daemon": Asks.SERVICE,
-               "user": Asks.USER}
+               "user": Asks.USER, "log": Asks.FILE}  # "which log keeps growing?": a log asked for is a file
 
 
 def lexical_resource(text: str) -> Resource:
@@ -336,7 +336,7 @@ _THINGS_Q = ((Asks.PORT, _PORT_Q), (Asks.SERVICE, _SERVICE_Q), (Asks.FOLDER, _FO
 
 # "which process …", "what file …": the noun right after which/what names the thing asked for.
 _HEAD = re.compile(r"\b(?:which|what)\s+(?:\w+\s+)?(process(?:es)?|programs?|apps?|applications?|files?|folders?|"
-                   r"director(?:y|ies)|ports?|services?|daemons?)\b", re.I)
+                   r"director(?:y|ies)|ports?|services?|daemons?|logs?)\b", re.I)
 
 
 def _singular(noun: str) -> str:
