@@ -71,6 +71,29 @@ def test_a_pinned_host_is_named_by_the_check_the_tool_and_the_first_evidence(etc
 
 
 @ROOT
+def test_a_host_named_without_a_port_leads_the_evidence_even_when_fine(etc_unchanged):
+    """"something seems funny with db.x on this box": the host's own verdict (no entry, DNS decides)
+    comes first whatever resource the reader chose; beside a port, the port's families lead."""
+    from dataclasses import replace
+
+    from appliance.agent.evidence import MachineEvidence
+    from appliance.agent.question.kinds import Resource
+    from appliance.agent.question.question import read_question
+    with Sandbox() as sandbox:
+        control = FAMILIES["name_resolution"].control(sandbox)
+        host = control.truth["host"]
+        source = MachineEvidence(default_registry())
+        vague = read_question(f"something seems funny with {host} on this box")
+        as_network = vague.relabelled(vague.asks, Resource.NETWORK, False, [a.family for a in source.analyzers])
+        evidence = source.gather(as_network, frozenset({os.getpid()}))
+        assert evidence.topics[0] == "name_resolution"
+        assert f"no entry for {host}" in next(f for f in evidence.shown() if f.family == "name_resolution").verdict
+        with_port = source.gather(read_question(f"can't connect to {host} port 5432 from here, why?"),
+                                  frozenset({os.getpid()}))
+        assert with_port.topics[0] != "name_resolution"
+
+
+@ROOT
 def test_a_job_every_minute_is_named_and_a_daily_one_is_not(etc_unchanged):
     family = FAMILIES["scheduled_jobs"]
     with Sandbox() as sandbox:

@@ -116,6 +116,10 @@ def test_taking_a_disk_away_in_plain_words_asks_who_holds_it(text, holders, in_t
     ("permission denied for www-data on /srv/reports/q2.csv, why", "www-data"),
     ("the export says permission denied when www-data opens /srv/reports/q2.csv", "www-data"),
     ("i get permission denied on /srv/reports/q2.csv", None),
+    # an account named beside the path, the trouble in other words: its access is what is asked
+    ("the web app running as www-data cant get at /srv/reports/q2.csv anymore, whats up", "www-data"),
+    ("www-data keeps failing on /srv/reports/q2.csv, anything wrong there?", "www-data"),
+    ("is /srv/reports/q2.csv ok for www-data?", "www-data"),
 ])
 def test_a_question_about_access_in_other_words_asks_the_path_lookup_for_its_reader(text, user):
     from appliance.analyzers.named_path import path_ask
@@ -169,6 +173,33 @@ def test_other_questions_name_no_growth(text):
     from appliance.analyzers.runner import for_question
 
     assert not [f for f in for_question(text) if f.endswith("_growth")]
+
+
+@pytest.mark.parametrize("text", [
+    # no account named, no access asked: no lookup
+    "how big is /srv/data?",
+    "is there room for backup files on /srv/data?",
+    "which file under /srv/data keeps growing?",
+])
+def test_a_path_named_without_an_account_or_an_access_asks_no_lookup(text):
+    from appliance.analyzers.named_path import path_ask
+
+    ask = path_ask(text)
+    assert not ask.lookup and not ask.denial and ask.user is None
+
+
+@pytest.mark.parametrize("text, named", [
+    # a port or its connections said to hang or crawl: the listener's accept queue is the check
+    ("folks say my service on port 8443 is sluggish to answer sometimes, anything wrong?", True),
+    ("connections to 8443 feel laggy today. whats going on", True),
+    # slowness of the machine, a port asked about without trouble: not this family
+    ("why is my laptop slow?", False),
+    ("is anything listening on port 8080?", False),
+])
+def test_a_port_that_hangs_asks_about_its_listeners_queue(text, named):
+    from appliance.analyzers.runner import for_question
+
+    assert ("network_errors" in for_question(text)) is named
 
 
 def test_the_path_ask_reads_the_words_as_typed_spelled_out():

@@ -350,7 +350,8 @@ class MachineEvidence:
         if pins:  # where /etc/hosts sends a host the question names, before anything else
             findings = pins + [f for f in findings if f not in pins]
             rest = tuple(t for t in topics if t != NAMES)
-            topics = (NAMES, *rest) if any(f.is_problem for f in pins) else (*rest, NAMES)
+            # a host named without a port is what the question is about; beside a port, only if pinned
+            topics = (NAMES, *rest) if any(f.is_problem for f in pins) or not question.ports else (*rest, NAMES)
         storage = is_storage_question(topics)
         places: list[Finding] = []
         looks = tuple(self._looks(question, readings, storage))
@@ -396,5 +397,4 @@ class MachineEvidence:
         return looks
 
 
-__all__ = ["Evidence", "EvidenceSource", "Look", "MachineEvidence", "NoEvidence", "ReadingsFactory",
-           "named_paths", "plan_look"]
+__all__ = ["Evidence", "EvidenceSource", "Look", "MachineEvidence", "NoEvidence", "ReadingsFactory", "named_paths", "plan_look"]

@@ -90,6 +90,13 @@ class Analyzer:
     judges: bool = True
 
 
+def beside(nouns: tuple[str, ...], words: tuple[str, ...]) -> tuple[str, ...]:
+    """Topics of two words, each noun beside each word ("log ballooning", "port hangs"): the pair
+    names a family where either word alone is too common to (a topic of several words matches when
+    all its words appear, analyzers.runner.for_question)."""
+    return tuple(f"{noun} {word}" for noun in nouns for word in words)
+
+
 def worst(findings: list[Finding]) -> str:
     """The worst severity among findings (ok when there are none)."""
     best = OK

@@ -15,7 +15,7 @@ import os
 
 import psutil
 
-from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding, beside
 from appliance.analyzers.common import candidates, name_of, who
 from appliance.analyzers.mounts import filesystems
 from appliance.analyzers.naming import shown_path, size
@@ -34,8 +34,7 @@ CRITICAL_WITHIN = 600.0  # seconds: memory or a filesystem used up within ten mi
 # The words of growth, one vocabulary for both families' topics and for a named path's reading:
 # people say a log "balloons" or free space "keeps shrinking" as often as that something grows.
 # A trend word beside a noun of one resource ("the log is ballooning", "memory keeps climbing")
-# names that resource's family; bare, it names both (a topic of several words matches when all
-# its words appear, analyzers.runner.for_question).
+# names that resource's family; bare, it names both.
 TRENDS = ("grows", "growing", "grew", "getting bigger", "getting larger", "ballooning", "balloons", "swelling",
           "expanding", "creeps", "creeping", "climbing", "rising", "increasing", "piling up")
 SHRINKS = ("shrinking", "shrinks", "dropping", "drops", "going down", "goes down", "decreasing", "vanishing")
@@ -43,14 +42,10 @@ _MEMORY_NOUNS = ("memory", "ram", "rss", "heap", "process", "program", "app", "s
 _DISK_NOUNS = ("file", "log", "folder", "directory", "disk", "filesystem", "partition", "mount", "spool")
 
 
-def _beside(nouns: tuple[str, ...], trends: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(f"{noun} {trend}" for noun in nouns for trend in trends)
-
-
 MEMORY_TOPICS = ("leak", "leaking", "leaks", "growing", "grows", "keeps growing", "creeps", "creeping", "over time",
-                 "memory growth") + _beside(_MEMORY_NOUNS, TRENDS)
+                 "memory growth") + beside(_MEMORY_NOUNS, TRENDS)
 DISK_TOPICS = ("keeps filling", "growing", "grows", "keeps growing", "time to full") \
-    + _beside(_DISK_NOUNS, TRENDS) + _beside(("space", "room"), SHRINKS)
+    + beside(_DISK_NOUNS, TRENDS) + beside(("space", "room"), SHRINKS)
 
 
 def window(readings: Readings) -> float:

@@ -68,7 +68,11 @@ _USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b"
           re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+(?:gets?|got|getting|hits?|sees?|receives?)\s+(?:an?\s+)?"
                      r"(?:permission|access)\s+denied", re.I),
           re.compile(r"\bdenied\s+(?:for|to)\s+(?:the\s+)?(?:user\s+)?([a-z_][a-z0-9_-]{0,31})\b", re.I),
-          re.compile(rf"\b(?:when|if|as)\s+([a-z_][a-z0-9_-]{{0,31}})\s+(?:tries\s+to\s+)?{_READS}", re.I))
+          re.compile(rf"\b(?:when|if|as)\s+([a-z_][a-z0-9_-]{{0,31}})\s+(?:tries\s+to\s+)?{_READS}", re.I),
+          # the one who fails: "www-data keeps failing on X", "backup can't get at X", "ok for www-data"
+          re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+(?:can'?t|cannot|could\s*n[o']?t|is\s+unable\s+to|fails?\s+to|"
+                     r"keeps?\s+failing|failed\s+to)\b", re.I),
+          re.compile(r"\b(?:ok|okay|fine|readable|accessible|usable)\s+(?:for|by)\s+([a-z_][a-z0-9_-]{0,31})\b", re.I))
 
 
 @dataclass(frozen=True)
@@ -87,12 +91,14 @@ class PathAsk:
 
 
 def path_ask(question: str) -> PathAsk:
-    """The words' reading of what a question asks about a path it names."""
-    return PathAsk(lookup=bool(_LOOKUP.search(question)),
-                   denial=bool(_DENIAL.search(question) or _CAN_READ.search(question)),
+    """The words' reading of what a question asks about a path it names. A path named beside an
+    account of this machine ("the app runs as www-data and fails on X") asks whether that account
+    gets through to it, whatever words the trouble is put in."""
+    user = named_user(question)
+    return PathAsk(lookup=bool(_LOOKUP.search(question)) or user is not None,
+                   denial=bool(_DENIAL.search(question) or _CAN_READ.search(question)) or user is not None,
                    holders=bool(_HOLD.search(question)), in_the_way=bool(_IN_THE_WAY.search(question)),
-                   counts=bool(_COUNTS.search(question)), grows=bool(_GROWS.search(question)),
-                   user=named_user(question))
+                   counts=bool(_COUNTS.search(question)), grows=bool(_GROWS.search(question)), user=user)
 
 
 def path_findings(path: str, question: "PathAsk | str", readings: Readings) -> list[Finding]:
@@ -141,8 +147,12 @@ def lookup_finding(path: str, ask: PathAsk, readings: Readings) -> Finding:
             return Finding(LOOKUP, WARNING, f"permission denied on the way to {shown}: {user} may not {refused} "
                            f"{place} ({values['mode']})", values, culprit=place, path=step.path)
     via = f" through {'; '.join(values['links'])}" if links else ""
-    return Finding(LOOKUP, OK, f"{shown} exists{via}: every folder on the way can be passed"
-                   + (f" by {ask.user}" if ask.user else ""), values, path=path)
+    if not ask.denial:
+        return Finding(LOOKUP, OK, f"{shown} exists{via}: every folder on the way can be passed", values, path=path)
+    reader = ask.user or "a user other than the owner"  # who _blocked judged
+    read = "" if os.path.isdir(path) else " and may read it"
+    return Finding(LOOKUP, OK, f"{shown} exists{via}: {reader} can pass every folder on the way{read}", values,
+                   path=path)
 
 
 def _missing(found: Lookup, shown: str, values: dict, readings: Readings) -> Finding:

@@ -7,7 +7,7 @@ interval. Thresholds: docs/analyzers.md, `network_errors`.
 
 from __future__ import annotations
 
-from appliance.analyzers.base import OK, WARNING, Analyzer, Finding
+from appliance.analyzers.base import OK, WARNING, Analyzer, Finding, beside
 from appliance.analyzers.readings import Readings
 from appliance.analyzers.saturation_window import window
 from appliance.tools import saturation
@@ -60,6 +60,9 @@ def analyze(readings: Readings) -> list[Finding]:
                     f"segments, no interface errors or drops growing, no listener leaving connections waiting", net)]
 
 
+# A port or its connections said to hang or crawl: a listener that leaves connections waiting.
+_HANGS = ("hang", "hangs", "hanging", "slow", "sluggish", "laggy", "lag", "waiting", "stuck", "timeouts")
 ANALYZER = Analyzer("network_errors", ("packet loss", "dropped", "drops", "retransmit", "retransmits", "timeout",
                                        "times out", "timing out", "flaky", "intermittent", "network errors",
-                                       "backlog", "slow network"), analyze)
+                                       "backlog", "slow network")
+                    + beside(("port", "connection", "connections", "clients", "connecting"), _HANGS), analyze)
