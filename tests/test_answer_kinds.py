@@ -476,6 +476,27 @@ def test_an_answer_that_is_the_question_again_goes_back_and_one_that_adds_a_fact
     assert judge_answer("Yes, ledger (pid 77) is listening on port 4242 right now.", {}, ctx).problem is None
 
 
+NET_OK = Finding("network_errors", OK, "no network errors: 0 TCP retransmits of 0 segments, no interface errors or "
+                 "drops growing, no listener leaving connections waiting")
+
+
+def test_the_complaint_said_back_is_no_finding_where_the_checks_found_nothing():
+    """"my service on port 4242 is sluggish, anything wrong?" where every check is fine: "the
+    service on port 4242 is sluggish …, used by ledger (pid 77)" claims only what the person said;
+    an answer that says the checks found nothing, or claims a fault of its own words, is judged as
+    before (the claim then contradicts the listener's verdict)."""
+    evidence = Evidence((PORT, NET_OK), ("network_errors", "listening"))
+    question = read_question("folks say my service on port 4242 is sluggish to answer sometimes, anything wrong?")
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=[PORT.line(), NET_OK.line()], tools_worked=True)
+    echo = judge_answer("The service on port 4242 is sluggish to answer sometimes, and it is used by ledger (pid 77).",
+                        {}, ctx)
+    assert echo.rule == "claims-no-fault"
+    assert judge_answer("No problem found: no network errors; ledger (pid 77) on port 4242 is accepting its "
+                        "connections.", {}, ctx).problem is None
+    assert judge_answer("ledger (pid 77) on port 4242 is not accepting connections, so clients hang.", {},
+                        ctx).problem is not None
+
+
 def test_which_file_of_a_place_judged_only_for_space_names_its_largest_entry():
     """A file asked of a place whose words asked no growth, holders or counts (its space only) is
     not this rule's: the largest entry answers "what file is filling /srv/spool?"."""

@@ -43,6 +43,13 @@ _CLAUSE_START = r"\b(?:because|but|although|though|whereas|yet)\b"
 _ALL_CLEAR_CLAUSE = re.compile(f"(?:{ALL_CLEAR.pattern})(?:(?!{_CLAUSE_START})[^.;,])*", re.IGNORECASE)
 
 
+def beyond_question(answer: str, question: str) -> str:
+    """The answer without the words the question used: what it claims of its own. "The service on
+    port 80 is sluggish to answer" claims nothing the person did not report."""
+    asked = {w.lower() for w in re.findall(r"[A-Za-z']+", question)}
+    return re.sub(r"[A-Za-z']+", lambda m: " " if m.group(0).lower() in asked else m.group(0), answer)
+
+
 def claims_problem(text: str) -> bool:
     """The text uses a word that claims a problem (an error, a failure, something full or high…)."""
     return _PROBLEM_CLAIM.search(text) is not None
@@ -173,6 +180,10 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
         "process_names": r"\b(?:in|running in) (?:unusual\w*|abnormal\w*|excessive\w*|huge|too many)(?: large)? "
                          r"(?:numbers?|copies|counts?)\b|\btoo many (?:copies|instances)\b|\bfork(?:ing)? (?:crazy|bomb)\b"
                          r"|\bunusual(?:ly)? (?:many|high numbers? of|large numbers? of) (?:copies|instances|processes)\b",
+        # a listener said to leave its connections waiting, or packets said to be lost
+        "network_errors": r"\bnot (?:accepting|taking|answering)\b[^.;]{0,30}\bconnections?\b"
+                          r"|\b(?:accept|listen) (?:queue|backlog)\b[^.;]{0,20}\bfull\b"
+                          r"|\bconnections? (?:are|is) (?:waiting|piling up|stuck|hanging)\b|\bpackets? (?:are )?(?:lost|dropped)\b",
         "disk_usage": r"\b(?:takes?|taking|uses?|using|eats?|eating|fills?|filling|holds?|holding)\b[^.;]{0,30}"
                       r"\b(?:much more|far more|most of|the bulk|more than (?:the |all )?others)\b",
         "config": r"\b(?:invalid|wrong|bad|malformed|incorrect) (?:\w+ ){0,2}(?:settings?|values?|options?|ports?|config\w*)\b"
@@ -220,7 +231,7 @@ def claims(text: str, pattern: re.Pattern) -> bool:
 # open stock.db: database disk image is malformed").
 _ERROR_WORDS = re.compile(r"(?i:\b(?:could not|couldn't|cannot|can't|refused|denied|malformed|corrupt\w*|failed|"
                           r"unreachable|timed out|permissions?|privileges?|access\w* (?:is |was )?(?:denied|refused)|"
-                          r"not (?:allowed|permitted|running|listening|responding|reachable|writable|readable|accessible)"
+                          r"not (?:allowed|permitted|running|listening|responding|accepting|reachable|writable|readable|accessible)"
                           r"|(?:does|do|did)\s*(?:not|n't) have (?:the )?(?:necessary |required |enough )?"
                           r"(?:rights|access))\b)|\bERROR\b|\bFATAL\b|\[Errno")
 
