@@ -480,17 +480,12 @@ NET_OK = Finding("network_errors", OK, "no network errors: 0 TCP retransmits of 
                  "drops growing, no listener leaving connections waiting")
 
 
-def test_the_complaint_said_back_is_no_finding_where_the_checks_found_nothing():
-    """"my service on port 4242 is sluggish, anything wrong?" where every check is fine: "the
-    service on port 4242 is sluggish …, used by ledger (pid 77)" claims only what the person said;
-    an answer that says the checks found nothing, or claims a fault of its own words, is judged as
-    before (the claim then contradicts the listener's verdict)."""
+def test_a_listener_said_not_to_accept_its_connections_is_judged_by_its_verdict():
+    """"ledger on port 4242 is not accepting connections" where the listener-queue check found none
+    waiting goes back ("not accepting" is no denial); saying it accepts them passes."""
     evidence = Evidence((PORT, NET_OK), ("network_errors", "listening"))
     question = read_question("folks say my service on port 4242 is sluggish to answer sometimes, anything wrong?")
     ctx = AnswerContext(question=question, evidence=evidence, bodies=[PORT.line(), NET_OK.line()], tools_worked=True)
-    echo = judge_answer("The service on port 4242 is sluggish to answer sometimes, and it is used by ledger (pid 77).",
-                        {}, ctx)
-    assert echo.rule == "claims-no-fault"
     assert judge_answer("No problem found: no network errors; ledger (pid 77) on port 4242 is accepting its "
                         "connections.", {}, ctx).problem is None
     assert judge_answer("ledger (pid 77) on port 4242 is not accepting connections, so clients hang.", {},

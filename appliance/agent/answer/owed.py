@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from appliance.agent.answer.fit import (SAY_YES_OR_NO, WHICH, asks_ranking, begins_yes_or_no, is_conditional,
                                         question_form, seeks_fault)
-from appliance.agent.answer.said import (CULPRIT_FIELDS, beyond_question, claims_any_fault, claims_problem, denies_all, names_a_problem,
+from appliance.agent.answer.said import (CULPRIT_FIELDS, claims_any_fault, claims_problem, denies_all, names_a_problem,
                                          names_cause, quotes_a_verdict)
 from appliance.agent.answer.agreement import misses_culprit, names_first_ranked
 from appliance.agent.answer.settled import settled_clear, verdicts_clear
@@ -96,10 +96,8 @@ def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) 
             and (names_first_ranked(answer, {}, evidence.findings, evidence.topics[0])
                  or quotes_a_verdict(answer, [f for f in evidence.findings if f.family in evidence.topics])):
         return None
-    # "kworker uses 0 % of one core" claims nothing; only a claim of a family's fault answers it,
-    # and not the person's own complaint said back ("the service on port 80 is sluggish")
-    own = beyond_question(answer, as_question(question).text)
-    if denies_all(answer) or claims_any_fault(own) or (claims_problem(own) and not _small_share(answer)):
+    # "kworker uses 0 % of one core" claims nothing; only a claim of a family's fault answers it
+    if denies_all(answer) or claims_any_fault(answer) or (claims_problem(answer) and not _small_share(answer)):
         return None
     if names_a_problem(answer, evidence.findings):
         return None  # it names a problem the checks found elsewhere

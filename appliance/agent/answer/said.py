@@ -43,13 +43,6 @@ _CLAUSE_START = r"\b(?:because|but|although|though|whereas|yet)\b"
 _ALL_CLEAR_CLAUSE = re.compile(f"(?:{ALL_CLEAR.pattern})(?:(?!{_CLAUSE_START})[^.;,])*", re.IGNORECASE)
 
 
-def beyond_question(answer: str, question: str) -> str:
-    """The answer without the words the question used: what it claims of its own. "The service on
-    port 80 is sluggish to answer" claims nothing the person did not report."""
-    asked = {w.lower() for w in re.findall(r"[A-Za-z']+", question)}
-    return re.sub(r"[A-Za-z']+", lambda m: " " if m.group(0).lower() in asked else m.group(0), answer)
-
-
 def claims_problem(text: str) -> bool:
     """The text uses a word that claims a problem (an error, a failure, something full or high…)."""
     return _PROBLEM_CLAIM.search(text) is not None
