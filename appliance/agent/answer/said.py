@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from difflib import SequenceMatcher
 from typing import Iterable, Mapping, Sequence
 
 from appliance.analyzers.base import Finding
@@ -121,20 +122,14 @@ def restates(answer: str, question: str) -> bool:
     if any(p not in question for p in re.findall(r"/[\w.@+-]+(?:/[\w.@+-]+)*", answer)) \
             or any(w.isdigit() and w not in asked for w in said):
         return False
-    new = [w for w in said if w not in set(asked) and (len(w) > 3 or w in _SAYS_SO)]
-    return not _SAYS_SO & set(new) and len(new) <= max(1, len(said) // 8)
+    known = set(asked)
+    new = {w for w in said if w not in known and (len(w) > 3 or w in _SAYS_SO)}
+    return not _SAYS_SO & new and len([w for w in said if w in new]) <= max(1, len(said) // 8)
 
 
 def _longest_run(words: list[str], other: list[str]) -> int:
     """The most words of `other` that `words` holds in a row, in the same order."""
-    best = 0
-    for i in range(len(words)):
-        for j in range(len(other)):
-            k = 0
-            while i + k < len(words) and j + k < len(other) and words[i + k] == other[j + k]:
-                k += 1
-            best = max(best, k)
-    return best
+    return SequenceMatcher(None, words, other, autojunk=False).find_longest_match(0, len(words), 0, len(other)).size
 
 
 def normalized(answer: str) -> str:

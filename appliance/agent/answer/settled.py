@@ -14,6 +14,7 @@ from appliance.agent.answer.said import claims_any_fault, named_processes, names
 from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
 from appliance.analyzers import INVENTORY_FAMILIES
 from appliance.analyzers.base import OK, Finding
+from appliance.analyzers.named_path import GROWTH
 from appliance.agent.question.question import YES_NO_FORM as YES_NO, Question, is_conditional, question_form
 
 
@@ -49,13 +50,10 @@ def first_fine_place(evidence: Evidence) -> Finding | None:
 
 
 _FILESYSTEM_FAMILIES = ("filesystem_full", "inodes", "readonly_fs")
-_GROWTH = "disk_growth"
-
-
 def alongside(fine: Finding, evidence: Evidence) -> list[Finding]:
     """The ok verdicts that answer the same thing as `fine`: a place's growth and how full it is
     both answer "is /x about to fill up?", so a retry may begin with either."""
-    if fine.family != _GROWTH or fine not in evidence.places:
+    if fine.family != GROWTH or fine not in evidence.places:
         return []
     return [f for f in evidence.places if f.family == "filesystem_full" and f.severity == OK][:1]
 PID_STATED = re.compile(r"\bpid\W{0,3}\d+", re.I)
