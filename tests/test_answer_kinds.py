@@ -16,7 +16,7 @@ import pytest
 from appliance.agent.answer.misfit import Kind
 from appliance.agent.answer.rules import RULES, Answer, AnswerContext, judge_answer
 from appliance.agent.evidence import Evidence, Look
-from appliance.agent.question.kinds import Asks, Resource
+from appliance.agent.question.kinds import THINGS, Asks, Resource
 from appliance.agent.question.question import Question, read_question
 from appliance.analyzers.base import OK, WARNING, Finding
 
@@ -376,7 +376,8 @@ def test_a_retry_begins_with_the_clause_that_names_the_cause_as_itself():
 def test_a_plain_which_question_is_steered_to_the_fact_its_ok_verdict_states():
     """"which job runs every minute?" asks for a fact the scheduled-jobs verdict states (ok): the
     retry begins with that part of the verdict, not with "No problem found"; a yes/no question and
-    a complaint still get the all-clear opening."""
+    a complaint gets the all-clear and, where its words ask about it, that fact after it ("every
+    minute my machine crawls, what runs then?"); a complaint about the CPU gets the all-clear alone."""
     from appliance.agent.answer.steer import NO_PROBLEM, fine_opening
 
     jobs = Finding("scheduled_jobs", OK, "3 cron jobs in 2 tables, every program found; periodic scripts: 4; "
@@ -389,6 +390,13 @@ def test_a_plain_which_question_is_steered_to_the_fact_its_ok_verdict_states():
     assert fine_opening(jobs, yes_no).startswith(NO_PROBLEM)
     complaint = read_question("which job keeps failing every minute?")
     assert complaint.fault and fine_opening(jobs, complaint).startswith(NO_PROBLEM)
+    crawls = read_question("every minute my machine crawls for a few seconds. what is running then?")
+    assert crawls.fault and crawls.asks in THINGS
+    assert fine_opening(jobs, crawls) == (f"{NO_PROBLEM}3 cron jobs in 2 tables, every program found; "
+                                          "every minute: '/usr/bin/tar -czf /var/tmp/s.tgz /usr' (/etc/cron.d/s, as root)")
+    cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest, api (pid 7), uses 3 % of one core; load 0.4 over 2 cores")
+    hog = read_question("which program is hogging the cpu?")
+    assert hog.fault and fine_opening(cpu_ok, hog) == f"{NO_PROBLEM}no CPU hog"
 
 
 def test_a_conditional_question_about_a_number_is_settled_no_like_one_about_a_thing():

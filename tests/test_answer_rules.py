@@ -118,6 +118,11 @@ def test_growth_or_copies_claimed_against_an_ok_verdict_of_the_checklist_are_sen
     assert "no program runs in unusual numbers" in check_agreement(copies, {}, [names_ok], ["process_names"])
     assert check_agreement("The memory of api keeps growing at 8 MiB/s.", {}, [growth_ok], ["disk_growth"]) is None
     assert check_agreement("No file under /srv/in is growing.", {}, [growth_ok], ["disk_growth"]) is None
+    # in the other words of growth ("getting bigger", "ballooning"), the same claim
+    for said in ("The file /srv/in/trace.log is getting bigger at a rate of 51.8 KiB/s.",
+                 "the log under /srv/in keeps ballooning", "/srv/in/spool.db was steadily climbing"):
+        assert "nothing under /srv/in grows fast" in check_agreement(said, {}, [growth_ok], ["disk_growth"]), said
+    assert check_agreement("The file /srv/in/trace.log is not getting bigger.", {}, [growth_ok], ["disk_growth"]) is None
     assert check_agreement("3 copies of pdfrender run, a normal number.", {}, [names_ok], ["process_names"]) is None
 
 

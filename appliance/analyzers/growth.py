@@ -36,7 +36,8 @@ CRITICAL_WITHIN = 600.0  # seconds: memory or a filesystem used up within ten mi
 # A trend word beside a noun of one resource ("the log is ballooning", "memory keeps climbing")
 # names that resource's family; bare, it names both.
 TRENDS = ("grows", "growing", "grew", "getting bigger", "getting larger", "ballooning", "balloons", "swelling",
-          "expanding", "creeps", "creeping", "climbing", "rising", "increasing", "piling up")
+          "expanding", "creeps", "creeping", "climbing", "rising", "increasing", "piling up", "getting fuller",
+          "fuller and fuller")
 SHRINKS = ("shrinking", "shrinks", "dropping", "drops", "going down", "goes down", "decreasing", "vanishing")
 _MEMORY_NOUNS = ("memory", "ram", "rss", "heap", "process", "program", "app", "service", "daemon")
 _DISK_NOUNS = ("file", "log", "folder", "directory", "disk", "filesystem", "partition", "mount", "spool")

@@ -13,6 +13,7 @@ from difflib import SequenceMatcher
 from typing import Iterable, Mapping, Sequence
 
 from appliance.analyzers.base import Finding
+from appliance.analyzers.growth import TRENDS
 
 # Ways a short answer says "nothing is wrong". Loose about phrasing but without bare words like
 # "free" or "ok": a model that copies the prompt's example ("only 0.2 GB free") must not read as an
@@ -137,6 +138,7 @@ def normalized(answer: str) -> str:
     return " ".join(_norm_words(answer))
 
 
+_GROWING = "|".join(re.escape(w) for w in TRENDS if any(word.endswith("ing") for word in w.split()))
 # What an answer says when it claims the family's fault. General words of the fault, not of any one case.
 FAULT_CLAIMS: Mapping[str, re.Pattern] = {
     family: re.compile(pattern, re.I) for family, pattern in {
@@ -163,8 +165,10 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
                       r"(?:\w+ ){0,2}(?:errors?|failures?)\b",
         "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
         # a file or folder said to grow, beside the growth verdict of its place (memory has its own words)
-        "disk_growth": r"(?:/[\w.@+-]+|\b(?:file|log|folder|directory|trace)s?\b)[^.;]{0,60}\b(?:keeps? (?:on )?growing"
-                       r"|(?:is|are) growing|grow(?:s|ing) (?:at|by|fast|quickly|rapidly|steadily|every|constantly))\b",
+        # (the words of growth people use, analyzers.growth.TRENDS: "is getting bigger", "keeps ballooning")
+        "disk_growth": r"(?:/[\w.@+-]+|\b(?:file|log|folder|directory|trace)s?\b)[^.;]{0,60}\b(?:(?:keeps?|kept) (?:on )?"
+                       rf"(?:{_GROWING})|(?:is|are|was|were) (?:(?:still|steadily|constantly|quickly|rapidly) )?(?:{_GROWING})"
+                       r"|grow(?:s|ing) (?:at|by|fast|quickly|rapidly|steadily|every|constantly))\b",
         "process_names": r"\b(?:in|running in) (?:unusual\w*|abnormal\w*|excessive\w*|huge|too many)(?: large)? "
                          r"(?:numbers?|copies|counts?)\b|\btoo many (?:copies|instances)\b|\bfork(?:ing)? (?:crazy|bomb)\b"
                          r"|\bunusual(?:ly)? (?:many|high numbers? of|large numbers? of) (?:copies|instances|processes)\b",

@@ -15,6 +15,8 @@ shows, with no verdict to say what it should have named, is sent back without an
 from __future__ import annotations
 
 from appliance.agent.answer.misfit import NO_REAL_CULPRIT, Kind, Misfit
+from appliance.agent.answer.openings import (MAX_OPENING, NO_PROBLEM, fine_opening, headline, statement,
+                                             top_clauses)
 from appliance.agent.question.kinds import THINGS
 from appliance.agent.question.question import Question, as_question
 
@@ -32,7 +34,6 @@ from appliance.agent.answer.ports import port_opening
 from appliance.agent.answer.settled import alongside, answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
 from appliance.analyzers.base import OK, Finding
 
-NO_PROBLEM = "No problem found: "
 LOG_CAUSE = "The log shows: "
 MAX_OPENINGS = 4
 
@@ -52,90 +53,6 @@ def _names(findings: Iterable[Finding]) -> list[str]:
 def topic_problems(evidence: Evidence) -> list[Finding]:
     """The problems the question asks about (Evidence.asked_problems) with something to name."""
     return [f for f in evidence.asked_problems() if f.culprit or f.path]
-
-
-# A retry's opening leaves the answer room for the model's own words (answer_max_chars is 300).
-MAX_OPENING = 180
-
-
-def _top_clauses(text: str, marks: str = ";:") -> list[str]:
-    """`text` cut at "; " and ": " (or at the `marks` given) outside parentheses ("(drwxr-xr-x
-    root:root: only root may …)" stays whole)."""
-    out, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and char in marks and text[i + 1:i + 2] == " ":
-            out.append(text[start:i].strip())
-            start = i + 2
-    out.append(text[start:].strip())
-    return [c for c in out if c]
-
-
-def statement(finding: Finding) -> str:
-    """What a retry about a problem begins with: the clause of its verdict that names its culprit
-    ("NAME (pid N) uses 99 % of one core (threshold 75 %)", "/data/shared (tmpfs) is mounted
-    read-only"), so the answer goes on from what the check established about it rather than from
-    a bare name the model may pin another fault on; the name alone when no clause holds it or the
-    clause is too long to leave room."""
-    name = str(finding.culprit or finding.path)
-    clauses = _top_clauses(finding.verdict)
-    # the clause that names it as itself first ("/srv/app/current is a link to …"), not one naming a
-    # path below it ("/srv/app/current/config.yml does not exist")
-    whole = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|/[\w.])")
-    clause = next((c for c in clauses if whole.search(c)), None) or next((c for c in clauses if name in c), name)
-    if clause in clauses[1:] and not _WORDS.findall(whole.sub(" ", clause).lower().replace("pid", " ")):
-        # a clause that is the name alone, as a verdict lists who is affected ("…: NAME (pid N)"),
-        # says nothing of the fault: its head clause says it ("X is throttled by its CPU quota")
-        joined = f"{clauses[0]}: {clause}"
-        clause = joined if len(joined) <= MAX_OPENING else clause
-    if len(clause) > MAX_OPENING:  # without its closing aside "(… has no entry …)", when that fits,
-        # also one cut short where the evidence was shortened ("(… has no entry 20… [26 more chars]")
-        clause = re.sub(r"\s*\([^()]*\)?$", "", clause)
-    return clause if len(clause) <= MAX_OPENING else name
-
-
-def headline(finding: Finding) -> str:
-    """The verdict's statement before its values: "no CPU hog" of "no CPU hog: the busiest …";
-    of a verdict on a place ("/srv/app.log: no error lines (398 lines scanned)") the place and its
-    statement, since the place alone states nothing."""
-    head, _, rest = finding.verdict.partition(":")
-    head = head.strip()
-    if head.startswith(("/", "~")) and rest.strip():
-        return f"{head}: {re.split(r'[(;:]', rest, maxsplit=1)[0].strip()}"
-    return head
-
-
-_WORDS = re.compile(r"[a-z]{3,}")
-
-
-def _clause_asked(finding: Finding, question: str) -> str | None:
-    """The clause of an ok verdict that shares the most words with a plain which-question (the
-    every-minute jobs of the scheduled-jobs verdict for "which job runs every minute?"), when one
-    shares any and fits an opening."""
-    asked = set(_WORDS.findall(question.lower()))
-    parts = _top_clauses(finding.verdict, marks=";")  # "label: value" kept whole
-    scored = [(len(asked & set(_WORDS.findall(c.lower()))), c) for c in parts]
-    best = max(scored, default=(0, ""), key=lambda pair: pair[0])
-    return best[1] if best[0] and len(best[1]) <= MAX_OPENING else None
-
-
-def fine_opening(fine: Finding, question: "Question | str") -> str:
-    """What a retry resting on an ok verdict begins with: "No problem found: " and the verdict's
-    headline, and for a how-much question also the verdict's first clause with a number ("…: no
-    filesystem is full: the fullest, / (ext4) is 26 % used, …"): the form check asks such an
-    answer for a number, and a headline alone would steer the retry into that refusal."""
-    asked = as_question(question)
-    if asked.asks in THINGS and not asked.fault:  # "which job runs every minute?": the fact, not an all-clear
-        fact = _clause_asked(fine, asked.text)
-        if fact is not None:
-            return fact
-    opening = NO_PROBLEM + headline(fine)
-    if question_form(question) != AMOUNT or re.search(r"\d", opening):
-        return opening
-    numbered = next((c for c in _top_clauses(fine.verdict)[1:] if re.search(r"\d", c)), None)
-    if numbered is None or len(opening) + 2 + len(numbered) > MAX_OPENING:
-        return opening
-    return f"{opening}: {numbered}"
 
 
 def _contradicted_ok(misfit: Misfit | None, evidence: Evidence) -> Finding | None:
@@ -205,7 +122,7 @@ def _ranking_clause(name: str, evidence: Evidence) -> str:
     rather than pinning a fault on a bare name; the name alone where no short clause holds it."""
     for family in evidence.topics:
         for finding in (f for f in evidence.findings if f.family == family):
-            clause = next((c for c in _top_clauses(finding.verdict) if re.search(rf"(?<![\w.-]){re.escape(name)} \(pid", c)), None)
+            clause = next((c for c in top_clauses(finding.verdict) if re.search(rf"(?<![\w.-]){re.escape(name)} \(pid", c)), None)
             if clause and len(clause) <= MAX_OPENING:
                 return clause
     return name
@@ -305,7 +222,7 @@ def topic_fact(question: "Question | str", evidence: Evidence) -> str | None:
                     if f.family == family and f.severity == OK), None)
     if verdict is None or len(verdict) <= MAX_OPENING:
         return verdict
-    return next((c for c in _top_clauses(verdict) if re.search(r"\d", c) and len(c) <= MAX_OPENING), None)
+    return next((c for c in top_clauses(verdict) if re.search(r"\d", c) and len(c) <= MAX_OPENING), None)
 
 
 # Where the sentence an opening begins goes on in a clause of the model's own: ", which is why …",

@@ -1,0 +1,109 @@
+"""What a steered retry begins with: the clause of a verdict that states what the checks found
+(its culprit, its headline, the fact a which-question asks about), short enough to leave the
+model room for its own words (appliance.agent.answer.steer decides which verdict)."""
+
+from __future__ import annotations
+
+import re
+
+from appliance.agent.question.kinds import AMOUNT_FORM, THINGS
+from appliance.agent.question.question import Question, as_question, question_form
+from appliance.analyzers.base import Finding
+
+NO_PROBLEM = "No problem found: "
+
+# A retry's opening leaves the answer room for the model's own words (answer_max_chars is 300).
+MAX_OPENING = 180
+
+
+def top_clauses(text: str, marks: str = ";:") -> list[str]:
+    """`text` cut at "; " and ": " (or at the `marks` given) outside parentheses ("(drwxr-xr-x
+    root:root: only root may …)" stays whole)."""
+    out, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and char in marks and text[i + 1:i + 2] == " ":
+            out.append(text[start:i].strip())
+            start = i + 2
+    out.append(text[start:].strip())
+    return [c for c in out if c]
+
+
+def statement(finding: Finding) -> str:
+    """What a retry about a problem begins with: the clause of its verdict that names its culprit
+    ("NAME (pid N) uses 99 % of one core (threshold 75 %)", "/data/shared (tmpfs) is mounted
+    read-only"), so the answer goes on from what the check established about it rather than from
+    a bare name the model may pin another fault on; the name alone when no clause holds it or the
+    clause is too long to leave room."""
+    name = str(finding.culprit or finding.path)
+    clauses = top_clauses(finding.verdict)
+    # the clause that names it as itself first ("/srv/app/current is a link to …"), not one naming a
+    # path below it ("/srv/app/current/config.yml does not exist")
+    whole = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|/[\w.])")
+    clause = next((c for c in clauses if whole.search(c)), None) or next((c for c in clauses if name in c), name)
+    if clause in clauses[1:] and not _WORDS.findall(whole.sub(" ", clause).lower().replace("pid", " ")):
+        # a clause that is the name alone, as a verdict lists who is affected ("…: NAME (pid N)"),
+        # says nothing of the fault: its head clause says it ("X is throttled by its CPU quota")
+        joined = f"{clauses[0]}: {clause}"
+        clause = joined if len(joined) <= MAX_OPENING else clause
+    if len(clause) > MAX_OPENING:  # without its closing aside "(… has no entry …)", when that fits,
+        # also one cut short where the evidence was shortened ("(… has no entry 20… [26 more chars]")
+        clause = re.sub(r"\s*\([^()]*\)?$", "", clause)
+    return clause if len(clause) <= MAX_OPENING else name
+
+
+def headline(finding: Finding) -> str:
+    """The verdict's statement before its values: "no CPU hog" of "no CPU hog: the busiest …";
+    of a verdict on a place ("/srv/app.log: no error lines (398 lines scanned)") the place and its
+    statement, since the place alone states nothing. It ends at the first ";" too: "3 cron jobs in
+    2 tables, every program found; periodic scripts: 4" states its finding before the ";"."""
+    head, _, rest = finding.verdict.partition(":")
+    head = head.split(";", 1)[0].strip()
+    if head.startswith(("/", "~")) and rest.strip():
+        return f"{head}: {re.split(r'[(;:]', rest, maxsplit=1)[0].strip()}"
+    return head
+
+
+_WORDS = re.compile(r"[a-z]{3,}")
+
+
+def _clause_asked(finding: Finding, question: str, least: int = 1) -> str | None:
+    """The clause of an ok verdict that shares the most words with a which-question (the
+    every-minute jobs of the scheduled-jobs verdict for "which job runs every minute?"), when one
+    shares at least `least` and fits an opening."""
+    asked = set(_WORDS.findall(question.lower()))
+    parts = top_clauses(finding.verdict, marks=";")  # "label: value" kept whole
+    scored = [(len(asked & set(_WORDS.findall(c.lower()))), c) for c in parts]
+    best = max(scored, default=(0, ""), key=lambda pair: pair[0])
+    return best[1] if best[0] >= max(least, 1) and len(best[1]) <= MAX_OPENING else None
+
+
+# A complaint's which-question shares this many words with a later clause of an ok verdict before
+# that clause is carried: "every minute my machine crawls, what runs then?" and the every-minute jobs.
+COMPLAINT_SHARED_WORDS = 2
+
+
+def fine_opening(fine: Finding, question: "Question | str") -> str:
+    """What a retry resting on an ok verdict begins with: "No problem found: " and the verdict's
+    headline, and for a how-much question also the verdict's first clause with a number ("…: no
+    filesystem is full: the fullest, / (ext4) is 26 % used, …"): the form check asks such an
+    answer for a number, and a headline alone would steer the retry into that refusal.
+    A which-question asks for a thing: a plain one gets the verdict's clause about it instead of
+    the all-clear; a complaint gets both, when a later clause shares its words (the verdict found
+    no fault, and states the fact the complaint is about: the job started every minute)."""
+    asked = as_question(question)
+    fact = None
+    if asked.asks in THINGS:  # "which job runs every minute?": the fact, not an all-clear
+        fact = _clause_asked(fine, asked.text, least=COMPLAINT_SHARED_WORDS if asked.fault else 1)
+        if fact is not None and not asked.fault:
+            return fact
+    opening = NO_PROBLEM + headline(fine)
+    if fact is not None and not fact.startswith(headline(fine)) and fact not in opening \
+            and len(opening) + 2 + len(fact) <= MAX_OPENING:
+        return f"{opening}; {fact}"
+    if question_form(question) != AMOUNT_FORM or re.search(r"\d", opening):
+        return opening
+    numbered = next((c for c in top_clauses(fine.verdict)[1:] if re.search(r"\d", c)), None)
+    if numbered is None or len(opening) + 2 + len(numbered) > MAX_OPENING:
+        return opening
+    return f"{opening}: {numbered}"
