@@ -399,6 +399,24 @@ def test_a_plain_which_question_is_steered_to_the_fact_its_ok_verdict_states():
     assert hog.fault and fine_opening(cpu_ok, hog) == f"{NO_PROBLEM}no CPU hog"
 
 
+def test_the_program_a_scheduled_job_starts_answers_which_process_runs():
+    """"the fans spin up once a minute, what's doing that?" asks for a process; the program of the
+    job started every minute is one, though no process list shows it between its runs. A thing
+    the observations never name still goes back."""
+    from appliance.agent.answer.fit import check_fit
+
+    jobs = ("[ok] scheduled_jobs: 3 cron jobs in 2 tables, every program found; every minute: "
+            "'/usr/bin/tar -czf /var/tmp/s.tgz /usr' (/etc/cron.d/s, as root)")
+    question = read_question("the fans spin up once a minute like clockwork, whats doing that?")
+    assert question.asks is Asks.PROCESS
+    assert check_fit(question, "every minute: '/usr/bin/tar -czf /var/tmp/s.tgz /usr' (/etc/cron.d/s, as root) "
+                               "starts then.", {}, [jobs]) is None
+    assert check_fit(question, "A cron job runs tar every minute.", {}, [jobs]) is None
+    assert "names-no-thing" in str(check_fit(question, "The fans do it, as fans do.", {}, [jobs]))
+    # a quoted path that is no command's program is no process
+    assert "names-no-thing" in str(check_fit(question, "/var/tmp/s.tgz is written.", {}, [jobs]))
+
+
 def test_a_conditional_question_about_a_number_is_settled_no_like_one_about_a_thing():
     """"Is some program running in a huge number of copies? If so, what starts them?" reads as a
     count; where the checks found no swarm, an answer stating the most common program's copies

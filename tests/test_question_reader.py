@@ -120,6 +120,10 @@ def test_taking_a_disk_away_in_plain_words_asks_who_holds_it(text, holders, in_t
     ("the web app running as www-data cant get at /srv/reports/q2.csv anymore, whats up", "www-data"),
     ("www-data keeps failing on /srv/reports/q2.csv, anything wrong there?", "www-data"),
     ("is /srv/reports/q2.csv ok for www-data?", "www-data"),
+    # the account in trouble, or asked about, in plain words
+    ("www-data has trouble with /srv/reports/q2.csv, can you look?", "www-data"),
+    ("does www-data have access to /srv/reports/q2.csv", "www-data"),
+    ("check the permissions for www-data on /srv/reports/q2.csv", "www-data"),
 ])
 def test_a_question_about_access_in_other_words_asks_the_path_lookup_for_its_reader(text, user):
     from appliance.analyzers.named_path import path_ask
@@ -180,6 +184,9 @@ def test_other_questions_name_no_growth(text):
     "how big is /srv/data?",
     "is there room for backup files on /srv/data?",
     "which file under /srv/data keeps growing?",
+    # trouble without an account ("the app" is none), errors of a log
+    "the reports app has trouble with /srv/reports/q2.csv",
+    "root has errors in /var/log/app.log, why?",
 ])
 def test_a_path_named_without_an_account_or_an_access_asks_no_lookup(text):
     from appliance.analyzers.named_path import path_ask

@@ -358,7 +358,7 @@ class MachineEvidence:
         if self.analyzers:
             for path in named_paths(question):
                 places.extend(f for f in place_verdicts(path, readings, storage=storage) if f not in places)
-                places.extend(f for f in path_findings(path, question.path_ask, readings) if f not in places)
+                places.extend(f for f in path_findings(path, question.path_ask, readings, storage=storage) if f not in places)
             places.extend(f for f in folder_verdicts(looks) if f not in places)
         named = [os.path.realpath(os.path.expanduser(p)) for p in named_paths(question)]
         topics = place_topics(topics, places, named)

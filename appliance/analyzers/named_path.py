@@ -20,6 +20,7 @@ from pathlib import Path
 
 from appliance.analyzers.base import OK, WARNING, Finding
 from appliance.analyzers.common import candidates, quote, who
+from appliance.analyzers.config_file import is_config_path
 from appliance.analyzers.naming import shown_path
 from appliance.analyzers.growth import SHRINKS, TRENDS, window
 from appliance.analyzers.readings import Readings
@@ -27,6 +28,7 @@ from appliance.tools import units
 from appliance.tools.components import Lookup, account, blocked_for, look_up, ls_mode
 from appliance.tools.growth import growers, place_series, split_free, until
 from appliance.tools.holders import WAYS, holding
+from appliance.tools.logs import is_log_path
 from appliance.tools.walk import WalkStats, walk
 
 HOLDERS, LOOKUP, COUNTS, GROWTH = "path_holders", "path_lookup", "file_counts", "disk_growth"
@@ -72,7 +74,14 @@ _USERS = (re.compile(r"\b(?:user|as|account)\s+['\"]?([a-z_][a-z0-9_-]{0,31})\b"
           # the one who fails: "www-data keeps failing on X", "backup can't get at X", "ok for www-data"
           re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+(?:can'?t|cannot|could\s*n[o']?t|is\s+unable\s+to|fails?\s+to|"
                      r"keeps?\s+failing|failed\s+to)\b", re.I),
-          re.compile(r"\b(?:ok|okay|fine|readable|accessible|usable)\s+(?:for|by)\s+([a-z_][a-z0-9_-]{0,31})\b", re.I))
+          re.compile(r"\b(?:ok|okay|fine|readable|accessible|usable)\s+(?:for|by)\s+([a-z_][a-z0-9_-]{0,31})\b", re.I),
+          # the one in trouble, or asked about: "www-data has trouble with X", "does backup have access to X"
+          re.compile(r"\b([a-z_][a-z0-9_-]{0,31})\s+(?:has|have|had|is\s+having|keeps\s+having|runs\s+into)\s+"
+                     r"(?:some\s+|a\s+)?(?:trouble|problems?|issues?)\b", re.I),
+          re.compile(r"\b(?:does|do|did|can|could|will|would)\s+([a-z_][a-z0-9_-]{0,31})\s+(?:still\s+)?(?:have|get)\s+"
+                     r"(?:\w+\s+)?(?:access|permissions?|rights)\b", re.I),
+          re.compile(r"\b(?:access|permissions?|rights)\s+(?:for|of)\s+(?:the\s+)?(?:user\s+|account\s+)?"
+                     r"([a-z_][a-z0-9_-]{0,31})\b", re.I))
 
 
 @dataclass(frozen=True)
@@ -101,15 +110,20 @@ def path_ask(question: str) -> PathAsk:
                    counts=bool(_COUNTS.search(question)), grows=bool(_GROWS.search(question)), user=user)
 
 
-def path_findings(path: str, question: "PathAsk | str", readings: Readings) -> list[Finding]:
-    """The verdicts the question asks for on one named path (absolute or ~)."""
+def path_findings(path: str, question: "PathAsk | str", readings: Readings, *, storage: bool = False) -> list[Finding]:
+    """The verdicts the question asks for on one named path (absolute or ~). A plain file (no log,
+    no configuration: no other verdict judges it) named in a question not about space (`storage`)
+    whose words ask nothing particular of it ("is X ok?", "the app has trouble with X") gets its
+    lookup, its general health, so the answer rests on that rather than on the machine's."""
     ask = question if isinstance(question, PathAsk) else path_ask(question)
     written = os.path.normpath(os.path.expanduser(path))
     if readings.policy.is_secret(Path(written)):
         return []
     found: list[Finding] = []
     exists = os.path.lexists(written) and os.path.exists(written)
-    if not exists or ask.lookup:
+    plain = exists and not storage and os.path.isfile(written) and not is_log_path(written) \
+        and not is_config_path(written)
+    if not exists or ask.lookup or (plain and ask == PathAsk()):
         found.append(lookup_finding(written, ask, readings))
     if exists and ask.holders:
         found.append(holders_finding(written, ask, readings))

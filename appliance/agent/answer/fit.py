@@ -17,6 +17,7 @@ Forms:
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -159,6 +160,9 @@ _ENTITY_VALUE = re.compile(r"(?:name|process|command|path|mount|unit|port|pid)=\
 # A process as observations name it: its name, command or pid field ("NAME (pid N)" is read apart).
 _PROCESS_VALUE = re.compile(r"(?:name|process|command|pid)=\"?([^\s\";,]+)")
 _PATH_TOKEN = re.compile(r"(?<![\w])/[\w.@+\-/]*[\w]")
+# A command a verdict quotes ("every minute: '/usr/bin/tar -czf …'"): the program a scheduled job
+# starts is the process of "what runs every minute?" though no process list shows it between runs.
+_QUOTED_PROGRAM = re.compile(r"'(/[\w.@+\-/]*[\w])(?:\s[^']*)?'")
 
 
 def entities(bodies: Iterable[str], *, processes_only: bool = False) -> set[str]:
@@ -172,6 +176,9 @@ def entities(bodies: Iterable[str], *, processes_only: bool = False) -> set[str]
             found.update(m.group(0).lower() for m in _PATH_TOKEN.finditer(body) if len(m.group(0)) > 1)
         found.update(m.group(1).lower() for m in re.finditer(r"([\w.\-]{3,}) \(pid (\d+)\)", body))
         found.update(m.group(1) for m in re.finditer(r"\(pid (\d+)\)", body))
+        for program in _QUOTED_PROGRAM.finditer(body):
+            base = os.path.basename(program.group(1))
+            found.update({program.group(1).lower(), *([base.lower()] if len(base) >= 3 else [])})
     return {e for e in found if len(e) >= 2}
 
 
