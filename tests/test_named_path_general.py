@@ -60,13 +60,26 @@ def test_no_lookup_where_another_verdict_judges_the_path(place, name, question, 
     assert _families(place / name, question, place, storage=storage) == []
 
 
-def test_a_file_closed_to_others_is_fine_for_a_question_that_names_no_reader(place):
-    """Nothing asked of access, no account named: a private folder on the way is no fault."""
+def test_a_file_closed_to_others_is_a_fact_not_a_fault_for_a_question_that_names_no_reader(place):
+    """Nothing asked of access, no account named: a private folder on the way is said, as a fact
+    (which folder, its mode), and is no fault; named with an account, it is that account's denial."""
     (place / "reports").chmod(stat.S_IRWXU)
     try:
         readings = Readings(self_pids=frozenset({os.getpid()}), policy=PathPolicy.default([place]))
         file = place / "reports" / "q2.csv"
         found = path_findings(str(file), f"is {file} ok?", readings)
         assert [f.family for f in found] == [LOOKUP] and not found[0].is_problem
+        assert "a user other than the owner may not pass through" in found[0].verdict and "(drwx------" in found[0].verdict
+        denied = path_findings(str(file), f"nobody gets permission denied on {file}", readings)
+        assert denied[0].is_problem and denied[0].verdict.startswith("permission denied on the way")
     finally:
         (place / "reports").chmod(stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+
+
+def test_an_owners_home_closed_to_others_is_how_homes_are_kept():
+    from appliance.analyzers.named_path import _owners_home
+    from appliance.tools.components import Step
+
+    root_home = os.path.expanduser("~root")
+    assert _owners_home(Step(root_home, "dir", os.stat(root_home)))
+    assert not _owners_home(Step("/usr", "dir", os.stat("/usr")))

@@ -12,6 +12,7 @@ Thresholds and why: docs/analyzers.md.
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import time
 from collections import Counter
@@ -97,6 +98,7 @@ class PathAsk:
     counts: bool = False
     grows: bool = False
     user: str | None = None
+    plain: bool = False  # a plain file asked nothing particular: its way is judged for others
 
 
 def path_ask(question: str) -> PathAsk:
@@ -123,7 +125,9 @@ def path_findings(path: str, question: "PathAsk | str", readings: Readings, *, s
     exists = os.path.lexists(written) and os.path.exists(written)
     plain = exists and not storage and os.path.isfile(written) and not is_log_path(written) \
         and not is_config_path(written)
-    if not exists or ask.lookup or (plain and ask == PathAsk()):
+    if plain and ask == PathAsk():  # who may reach it is part of its health; an owner's own home closed
+        ask = PathAsk(lookup=True, denial=True, plain=True)  # to others is how homes are kept, no fault
+    if not exists or ask.lookup:
         found.append(lookup_finding(written, ask, readings))
     if exists and ask.holders:
         found.append(holders_finding(written, ask, readings))
@@ -154,19 +158,37 @@ def lookup_finding(path: str, ask: PathAsk, readings: Readings) -> Finding:
         return _missing(found, shown, values, readings)
     if ask.denial:
         blocked = _blocked(found, ask.user)
+        if blocked is not None and ask.plain and _owners_home(blocked[0]):
+            blocked = None
         if blocked is not None:
             step, refused, user = blocked
             place = shown_path(readings, step.path)
             values.update(place=place, mode=ls_mode(step.st) if step.st else None, user=user, refused=refused)
+            if ask.plain:  # no reader named, no denial reported: a folder kept private is a fact, not a fault
+                return Finding(LOOKUP, OK, f"{shown} exists{via_links(values)}; {user} may not {refused} {place} "
+                               f"({values['mode']})", values, path=path)
             return Finding(LOOKUP, WARNING, f"permission denied on the way to {shown}: {user} may not {refused} "
                            f"{place} ({values['mode']})", values, culprit=place, path=step.path)
-    via = f" through {'; '.join(values['links'])}" if links else ""
+    via = via_links(values)
     if not ask.denial:
         return Finding(LOOKUP, OK, f"{shown} exists{via}: every folder on the way can be passed", values, path=path)
     reader = ask.user or "a user other than the owner"  # who _blocked judged
     read = "" if os.path.isdir(path) else " and may read it"
     return Finding(LOOKUP, OK, f"{shown} exists{via}: {reader} can pass every folder on the way{read}", values,
                    path=path)
+
+
+def via_links(values: dict) -> str:
+    return f" through {'; '.join(values['links'])}" if values["links"] else ""
+
+
+def _owners_home(step) -> bool:
+    """The folder is its owner's home directory (kept closed to others by design)."""
+    try:
+        home = pwd.getpwuid(step.st.st_uid).pw_dir if step.st is not None else ""
+    except KeyError:
+        return False
+    return bool(home) and os.path.realpath(home) == os.path.realpath(step.path)
 
 
 def _missing(found: Lookup, shown: str, values: dict, readings: Readings) -> Finding:
