@@ -483,6 +483,33 @@ def test_which_file_grows_at_a_place_where_nothing_grows_is_not_answered_with_th
                         "/srv/spool/trace.log, 4.0 MiB.", {}, ctx).rule != "none-at-the-place"
 
 
+def test_a_retry_about_a_named_path_begins_with_what_was_asked_of_it_not_with_what_was_contradicted():
+    """"www-data has trouble with X": the refused answer said the disk is full where the place's
+    filesystem is not; the retry begins with X's lookup for www-data, which the question asked,
+    not with the fullness the answer happened to contradict. A question about the place's space
+    keeps the fullness."""
+    from appliance.agent.answer.steer import NO_PROBLEM, steer
+    reads = Finding("path_lookup", OK, "/srv/r/q2.csv exists: www-data can pass every folder on the way and may "
+                    "read it", path="/srv/r/q2.csv")
+    not_full = Finding("filesystem_full", OK, "not full: /srv/r/q2.csv is on / (ext4): 25 % used, 76 GiB free",
+                       path="/")
+    question = read_question("www-data has trouble with /srv/r/q2.csv, can you look?")
+    evidence = Evidence((reads, not_full), ("path_lookup", "filesystem_full"), places=(reads, not_full))
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=[reads.line(), not_full.line()],
+                        tools_worked=True)
+    verdict = judge_answer("The disk is full: / (ext4) is 25 % used, so www-data cannot write.", {}, ctx)
+    assert verdict.finding is not_full
+    openings = steer(verdict_misfit(verdict), question, evidence, [reads.line(), not_full.line()]).openings
+    assert openings == (f"{NO_PROBLEM}/srv/r/q2.csv exists: www-data can pass every folder on the way and may "
+                        "read it",)
+    space = read_question("is the disk under /srv/r/q2.csv full?")
+    evidence = Evidence((not_full,), ("filesystem_full",), places=(not_full,))
+    ctx = AnswerContext(question=space, evidence=evidence, bodies=[not_full.line()], tools_worked=True)
+    verdict = judge_answer("Yes, the disk is full: / (ext4) is 25 % used.", {}, ctx)
+    assert steer(verdict_misfit(verdict), space, evidence, [not_full.line()]).openings[0].startswith(
+        f"{NO_PROBLEM}not full")
+
+
 def test_an_answer_that_is_the_question_again_goes_back_and_one_that_adds_a_fact_stays():
     """"which log is ballooning?" answered with the question itself (a word added) names nothing;
     the same words with the file and its rate, or a yes to a yes/no question, answer it."""

@@ -150,3 +150,29 @@ def test_growth_asked_of_a_named_place_leads_its_evidence_and_a_size_question_do
     assert place and not place[0].is_problem and mount in place[0].verdict, [f.line() for f in grows.places]
     assert "disk_growth" not in size.topics[:1] and not [f for f in size.places if f.family == "disk_growth"]
     assert_gone(control)
+
+
+def test_a_named_file_asked_nothing_particular_is_judged_by_its_lookup_whatever_resource_the_model_chose():
+    """"is X fine?" names no resource; the question reader's model may choose disk space for it.
+    The file's lookup is still what the question is about and leads its evidence; a question
+    whose own words ask about space is answered by the file's filesystem instead."""
+    from appliance.agent.evidence import MachineEvidence
+    from appliance.agent.question.kinds import Asks, Resource
+    from appliance.agent.question.question import read_question
+    from appliance.tools.registry import ToolContext, build_registry
+
+    sandbox, control = planted(FAMILIES["path_permission"].control)
+    with sandbox:
+        policy = PathPolicy.default(list(control.roots))
+        source = MachineEvidence(build_registry(ToolContext(policy=policy)), policy=policy)
+        path = control.slots["path"]
+        fine = read_question(f"is {path} fine?").relabelled(Asks.YES_NO, Resource.DISK_SPACE, False,
+                                                            source.families)
+        assert fine.resource is Resource.DISK_SPACE and not fine.resource_in_words
+        plain = source.gather(fine, frozenset({os.getpid()}))
+        space = source.gather(f"is the disk that holds {path} full?", frozenset({os.getpid()}))
+    assert plain.topics[0] == "path_lookup", plain.topics
+    lookup = [f for f in plain.places if f.family == "path_lookup"]
+    assert lookup and not lookup[0].is_problem and f"{path} exists" in lookup[0].verdict
+    assert not [f for f in space.places if f.family == "path_lookup"], [f.line() for f in space.places]
+    assert_gone(control)

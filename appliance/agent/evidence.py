@@ -357,8 +357,8 @@ class MachineEvidence:
         looks = tuple(self._looks(question, readings, storage))
         if self.analyzers:
             for path in named_paths(question):
-                places.extend(f for f in place_verdicts(path, readings, storage=storage) if f not in places)
-                places.extend(f for f in path_findings(path, question.path_ask, readings, storage=storage) if f not in places)
+                places.extend(f for f in place_verdicts(path, readings, storage=storage) + path_findings(
+                    path, question.path_ask, readings, storage=storage and question.resource_in_words) if f not in places)
             places.extend(f for f in folder_verdicts(looks) if f not in places)
         named = [os.path.realpath(os.path.expanduser(p)) for p in named_paths(question)]
         topics = place_topics(topics, places, named)

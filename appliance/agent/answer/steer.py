@@ -29,7 +29,7 @@ from appliance.agent.answer.said import claims_any_fault, copies, denies_all, na
 from appliance.agent.answer.fit import (AMOUNT, WHICH, YES_NO, begins_yes_or_no, is_conditional,
                                         question_form, ranked_firsts, reports_trouble, seeks_fault)
 from appliance.agent.question.question import named_ports
-from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
+from appliance.agent.evidence import GENERAL_FAMILIES, PATH_ASK_FAMILIES, Evidence
 from appliance.agent.answer.ports import port_opening
 from appliance.agent.answer.settled import alongside, answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
 from appliance.analyzers.base import OK, Finding
@@ -88,6 +88,16 @@ def _fine_topic(misfit: Misfit, question: "Question | str", evidence: Evidence) 
     if (misfit.kind not in NO_REAL_CULPRIT and not last_which) or evidence.looks or not verdicts_clear(evidence):
         return None
     return _first_ok(evidence, evidence.topics or GENERAL_FAMILIES)
+
+
+def _path_asked(evidence: Evidence) -> Finding | None:
+    """The ok verdict of what the words asked of a named path (its lookup, who holds it, its
+    growth, its counts), when it leads the topics: a refused answer that contradicted another ok
+    verdict ("/ is full" for "www-data has trouble with X") is retried from what was asked."""
+    lead = evidence.topics[0] if evidence.topics else None
+    if lead not in PATH_ASK_FAMILIES:
+        return None
+    return next((f for f in evidence.places if f.family == lead and f.severity == OK), None)
 
 
 def _first_ok(evidence: Evidence, families: Sequence[str]) -> Finding | None:
@@ -167,6 +177,7 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
     if fine is None and not problems:
         fine = fine_place(question, evidence)
     if fine is not None and not problems:
+        fine = _path_asked(evidence) or fine
         return Steer(openings=tuple(dict.fromkeys(fine_opening(f, question) for f in (fine, *alongside(fine, evidence)))))
     fact = None if problems else topic_fact(question, evidence)
     if fact is not None:

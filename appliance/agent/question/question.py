@@ -66,6 +66,11 @@ class Question:
         return looks and self.asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
 
     @property
+    def resource_in_words(self) -> bool:
+        """The words named the resource; the model did not choose it for them."""
+        return (self.prior[1] if self.prior else self.resource.value) != Resource.NONE.value
+
+    @property
     def asks_which(self) -> bool:
         return self.asks in THINGS
 
