@@ -38,6 +38,8 @@ HELD_BY_NONE = Finding("path_holders", OK, "nothing holds /mnt/backup: no proces
                        "directory or a mapped file there; it can be unmounted", path="/mnt/backup")
 HELD_AS_FACT = Finding("path_holders", OK, "/srv/data is held by 1 process: nginx (pid 31), with an open file",
                        path="/srv/data")
+READS = Finding("path_lookup", OK, "/srv/r/q2.csv exists: www-data can pass every folder on the way and may read it",
+                path="/srv/r/q2.csv")
 DELETED_OK = Finding("deleted_open", OK, "no space held by deleted files worth noting: the biggest, 4.0 KiB, in "
                      "bash (pid 44)")
 OVERVIEW = {"os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-18-amd64", "hostname": "web1",
@@ -80,6 +82,10 @@ CASES: dict[str, Case] = {
                                "kworker (pid 5) is hogging the CPU.", Evidence((CPU_OK,), ("cpu",)), (CPU_OK.line(),)),
     "right-place": Case("is /srv/up about to fill up?", Asks.YES_NO, "No: the disk is 23 % used.",
                         Evidence((PLACE_OK,), ("filesystem_full",), places=(PLACE_OK,)), (PLACE_OK.line(), "/ 23%")),
+    "answers-the-lookup": Case("www-data has trouble with /srv/r/q2.csv, can you look?", Asks.EXPLANATION,
+                               "The file /srv/r/q2.csv is 24 bytes and was modified today.",
+                               Evidence((READS,), ("path_lookup",), places=(READS,)),
+                               (READS.line(), "path=/srv/r/q2.csv size=\"24 B\" modified=today")),
     "under-the-place": Case("Which folder under /srv/projects takes the most space?", Asks.FOLDER,
                             "The / filesystem is the fullest, at 25.4% used.",
                             Evidence((), ("filesystem_full",), (Look("/srv/projects", "dir_sizes", {}, {"status": "ok"}),)),
@@ -508,6 +514,34 @@ def test_a_retry_about_a_named_path_begins_with_what_was_asked_of_it_not_with_wh
     verdict = judge_answer("Yes, the disk is full: / (ext4) is 25 % used.", {}, ctx)
     assert steer(verdict_misfit(verdict), space, evidence, [not_full.line()]).openings[0].startswith(
         f"{NO_PROBLEM}not full")
+
+
+def test_a_complaint_about_a_named_path_whose_lookup_is_fine_is_answered_with_what_it_found():
+    """The lookup leads and found the file there and readable for www-data: an answer about the
+    file's size goes back, and so does a denial; saying who may read it passes, and so does the
+    lookup's own fact that a folder is closed to others. The retry begins with the lookup. Without
+    a lookup leading (a question about space), the rule is silent."""
+    from appliance.agent.answer.steer import NO_PROBLEM, steer
+    question = read_question("www-data has trouble with /srv/r/q2.csv, can you look?")
+    evidence = Evidence((READS,), ("path_lookup",), places=(READS,))
+    ctx = AnswerContext(question=question, evidence=evidence, bodies=[READS.line(), "size=\"24 B\""],
+                        tools_worked=True)
+    size = judge_answer("The file /srv/r/q2.csv is 24 bytes and was modified today.", {}, ctx)
+    assert size.rule == "answers-the-lookup" and size.finding is READS
+    assert steer(verdict_misfit(size), question, evidence, [READS.line()]).openings == (
+        f"{NO_PROBLEM}/srv/r/q2.csv exists: www-data can pass every folder on the way and may read it",)
+    assert judge_answer("www-data cannot read /srv/r/q2.csv.", {}, ctx).rule == "answers-the-lookup"
+    assert judge_answer("Nothing is wrong: www-data may read /srv/r/q2.csv.", {}, ctx).problem is None
+    private = Finding("path_lookup", OK, "/srv/r/q2.csv exists; a user other than the owner may not pass through "
+                      "/srv/r (drwx------ root:root)", path="/srv/r/q2.csv")
+    ctx = AnswerContext(question=read_question("is /srv/r/q2.csv fine?"),
+                        evidence=Evidence((private,), ("path_lookup",), places=(private,)),
+                        bodies=[private.line()], tools_worked=True)
+    assert judge_answer("It exists; a user other than the owner may not pass through /srv/r.", {}, ctx).problem is None
+    space = AnswerContext(question=read_question("why is the disk under /srv/up so full?"),
+                          evidence=Evidence((PLACE_OK,), ("filesystem_full",), places=(PLACE_OK,)),
+                          bodies=[PLACE_OK.line()], tools_worked=True)
+    assert judge_answer("/srv is 40 % used, 6.0 GiB free: it is not full.", {}, space).rule != "answers-the-lookup"
 
 
 def test_an_answer_that_is_the_question_again_goes_back_and_one_that_adds_a_fact_stays():

@@ -39,6 +39,7 @@ class Kind(str, Enum):
     NAMES_NO_USER = "names-no-user"  # name: the user the observations rank first
     LOG_NOT_QUOTED = "log-errors-not-quoted"
     UNADDRESSED = "finding-not-addressed"
+    LOOKUP_MISSED = "lookup-not-answered"  # finding: the ok lookup of the named path the answer left out or denied
     FACT_NOT_NAMED = "fact-not-named"  # name: the sentence stating the facts asked, as measured
     LAST_STEP = "last-step"
 

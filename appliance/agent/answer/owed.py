@@ -19,6 +19,8 @@ from appliance.agent.answer.agreement import misses_culprit, names_first_ranked
 from appliance.agent.answer.settled import settled_clear, verdicts_clear
 from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
 from appliance.agent.question.question import Question, as_question
+from appliance.analyzers.base import Finding
+from appliance.analyzers.named_path import LOOKUP
 
 NOTHING_CLAIMED = "[claims-no-fault: the question asks what is wrong and the checks found nothing wrong; say so with their values, or name what an observation shows at fault]"
 
@@ -102,3 +104,30 @@ def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) 
     if names_a_problem(answer, evidence.findings):
         return None  # it names a problem the checks found elsewhere
     return NOTHING_CLAIMED
+
+
+# What an answer about a path's lookup speaks of: whether it is there and who gets through to it.
+_ACCESS = re.compile(r"\b(?:read\w*|access\w*|reach\w*|open\w*|pass\w*|exist\w*|permission\w*|allow\w*|denied|"
+                     r"blocked|missing|found|can see|get (?:at|to))\b", re.I)
+# A denial of access: "www-data cannot read it", "no permission to open", "permission denied".
+_NO_ACCESS = re.compile(r"\b(?:cannot|can'?t|can not|could\s*n[o']?t|unable to|not able to|may not|must not|"
+                        r"(?:is|are)\s*n[o']?t allowed to|(?:does|do)\s*n[o']?t have (?:the )?(?:right|permission)s? to|"
+                        r"lacks? (?:the )?(?:right|permission)s? to)\s+(?:\w+\s+){0,2}?(?:read|open|access|reach|pass|get)\b"
+                        r"|\bpermission denied\b|\bno (?:read )?(?:access|permission) (?:to|for)\b", re.I)
+
+
+def lookup_missed(answer: str, evidence: Evidence) -> Finding | None:
+    """The ok lookup of a named path that leads the question's topics ("www-data has trouble with
+    X", "is X fine?": it exists, and the reader named gets through), when the answer says nothing
+    of whether it is there or can be reached ("the file is 24 bytes and was modified today"), or
+    denies what the lookup found ("www-data cannot read it"). No other rule judges these answers:
+    a path's lookup has no fault words of its own, and a named place is left out of claims-no-fault."""
+    if not evidence.topics or evidence.topics[0] != LOOKUP or any(f.is_problem for f in evidence.places):
+        return None
+    lookup = next((f for f in evidence.places if f.family == LOOKUP), None)
+    if lookup is None:
+        return None
+    # the lookup may itself say a folder is closed to others ("a user other than the owner may not pass")
+    if _ACCESS.search(answer) and (not _NO_ACCESS.search(answer) or _NO_ACCESS.search(lookup.verdict)):
+        return None
+    return lookup

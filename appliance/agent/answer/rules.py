@@ -21,7 +21,7 @@ from appliance.agent.answer.checks import Verdict, check_answer
 from appliance.agent.answer.facts import facts_asked, facts_missed, stating
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.owed import claims_nothing, place_problem_missed, settled_no, unbacked_culprits
+from appliance.agent.answer.owed import claims_nothing, lookup_missed, place_problem_missed, settled_no, unbacked_culprits
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
 from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, names_a_problem, names_cause, names_process,
                                         restates)
@@ -279,6 +279,14 @@ def _addresses_finding(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | N
                                     "or say why it is unrelated]", first, own="[finding-not-addressed]")
 
 
+def _lookup_missed(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
+    lookup = lookup_missed(a.text, ctx.evidence)
+    if lookup is None:
+        return None
+    return Misfit(Kind.LOOKUP_MISSED, f"[lookup-not-answered: the check of the path found: {lookup.verdict[:200]}; "
+                                      "say what it found]", lookup, own="[lookup-not-answered]")
+
+
 _ALL = frozenset(Asks)
 _ANSWERABLE = frozenset(ANSWERABLE)
 _FAULT_KINDS = frozenset({Asks.PROCESS, Asks.FILE, Asks.FOLDER, Asks.FILESYSTEM, Asks.SERVICE, Asks.LOG_CAUSE,
@@ -298,6 +306,8 @@ RULES: tuple[Rule, ...] = (
     Rule("agrees-with-checks", _ANSWERABLE, "any claim of a family's fault the checks judged, or a denial of one",
          _agreement),
     Rule("right-place", _PLACE_KINDS, "questions about a named place's space", _wrong_place),
+    Rule("answers-the-lookup", frozenset({Asks.EXPLANATION, Asks.YES_NO}),
+         "complaints and yes/no questions about a named path whose lookup leads and was judged fine", _lookup_missed),
     Rule("under-the-place", frozenset({Asks.FILE, Asks.FOLDER, Asks.PROCESS, Asks.FILESYSTEM}),
          "which … under a folder it names", _outside_place),
     Rule("names-the-culprit", _FAULT_KINDS, "what is wrong? where the checks found the culprit", _misses_culprit),

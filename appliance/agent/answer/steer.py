@@ -58,7 +58,7 @@ def topic_problems(evidence: Evidence) -> list[Finding]:
 def _contradicted_ok(misfit: Misfit | None, evidence: Evidence) -> Finding | None:
     """The ok verdict of the question's place or one of its families that the refused answer
     contradicted (the place's own verdict first)."""
-    if misfit is None or misfit.kind not in (Kind.CONTRADICTS, Kind.SAY_YES_OR_NO) or misfit.finding is None \
+    if misfit is None or misfit.kind not in (Kind.CONTRADICTS, Kind.SAY_YES_OR_NO, Kind.LOOKUP_MISSED) or misfit.finding is None \
             or misfit.finding.severity != OK:
         return None
     family = misfit.finding.family
