@@ -139,6 +139,8 @@ def test_a_question_about_access_in_other_words_asks_the_path_lookup_for_its_rea
     ("free space on /srv/in keeps shrinking, which log is ballooning?", True),
     ("my disk space under /srv/in keeps going down. what is eating it?", True),
     ("the spool at /srv/in is getting bigger every minute", True),
+    ("does /srv/in keep getting fuller?", True),
+    ("the log in /srv/in keeps getting fatter", True),
     # a size or a holder asked at one moment is no growth
     ("how big is /srv/in?", False),
     ("what is eating the space on /srv/in?", False),
@@ -148,6 +150,26 @@ def test_growth_of_a_named_path_in_plain_words(text, grows):
     from appliance.analyzers.named_path import path_ask
 
     assert path_ask(text).grows is grows
+
+
+@pytest.mark.parametrize("text, family", [
+    # accounts and packets in the words people use
+    ("which account is eating all the ram on this server?", "user_load"),
+    ("whose processes are using the cpu?", "user_load"),
+    ("are we dropping packets?", "network_errors"),
+    ("is anything retransmitting a lot on the network?", "network_errors"),
+])
+def test_accounts_and_lost_packets_in_plain_words_name_their_family(text, family):
+    from appliance.analyzers.runner import for_question
+
+    assert family in for_question(text)
+
+
+@pytest.mark.parametrize("text", ["how much memory does the app use?", "is the network up?", "which process uses the cpu?"])
+def test_no_account_or_packet_named_no_such_family(text):
+    from appliance.analyzers.runner import for_question
+
+    assert not {"user_load", "network_errors"} & set(for_question(text))
 
 
 @pytest.mark.parametrize("text, first", [

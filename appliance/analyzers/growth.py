@@ -37,7 +37,7 @@ CRITICAL_WITHIN = 600.0  # seconds: memory or a filesystem used up within ten mi
 # names that resource's family; bare, it names both.
 TRENDS = ("grows", "growing", "grew", "getting bigger", "getting larger", "ballooning", "balloons", "swelling",
           "expanding", "creeps", "creeping", "climbing", "rising", "increasing", "piling up", "getting fuller",
-          "fuller and fuller")
+          "fuller and fuller", "getting fatter", "bloating")
 SHRINKS = ("shrinking", "shrinks", "dropping", "drops", "going down", "goes down", "decreasing", "vanishing")
 _MEMORY_NOUNS = ("memory", "ram", "rss", "heap", "process", "program", "app", "service", "daemon")
 _DISK_NOUNS = ("file", "log", "folder", "directory", "disk", "filesystem", "partition", "mount", "spool")

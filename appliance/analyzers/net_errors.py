@@ -62,7 +62,9 @@ def analyze(readings: Readings) -> list[Finding]:
 
 # A port or its connections said to hang or crawl: a listener that leaves connections waiting.
 _HANGS = ("hang", "hangs", "hanging", "slow", "sluggish", "laggy", "lag", "waiting", "stuck", "timeouts")
-ANALYZER = Analyzer("network_errors", ("packet loss", "dropped", "drops", "retransmit", "retransmits", "timeout",
+ANALYZER = Analyzer("network_errors", ("packet loss", "dropped", "drops", "retransmit", "retransmits", "retransmitting",
+                                       "retransmission", "retransmissions", "dropping packets", "losing packets",
+                                       "lost packets", "timeout",
                                        "times out", "timing out", "flaky", "intermittent", "network errors",
                                        "backlog", "slow network")
                     + beside(("port", "connection", "connections", "clients", "connecting"), _HANGS), analyze)
