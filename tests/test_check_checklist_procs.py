@@ -176,3 +176,32 @@ def test_a_named_file_asked_nothing_particular_is_judged_by_its_lookup_whatever_
     assert lookup and not lookup[0].is_problem and f"{path} exists" in lookup[0].verdict
     assert not [f for f in space.places if f.family == "path_lookup"], [f.line() for f in space.places]
     assert_gone(control)
+
+
+def test_a_stick_that_will_not_eject_named_by_no_path_is_found_under_the_personal_mounts(tmp_path):
+    """"my usb stick wont eject, it says the device is in use" names no path: the mounts under
+    /media and /mnt are the ones it can mean, and the one a real process holds is named with it."""
+    import subprocess
+    import sys
+    from appliance.agent.evidence import MachineEvidence
+    from appliance.tools.registry import ToolContext, build_registry
+
+    point = f"/mnt/appliance-stick-{os.getpid()}"
+    os.makedirs(point)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", point], check=True)
+    # a process of its own, not the test's child (the appliance's own descendants are never judged)
+    started = subprocess.run(["sh", "-c", f"cd {point} && {sys.executable} -c 'import time; time.sleep(60)' "
+                              ">/dev/null 2>&1 & echo $!"], capture_output=True, text=True, check=True)
+    holder = psutil.Process(int(started.stdout.strip()))
+    try:
+        policy = PathPolicy.default([point])
+        source = MachineEvidence(build_registry(ToolContext(policy=policy)), policy=policy)
+        evidence = source.gather("my usb stick wont eject, it says the device is in use", frozenset({os.getpid()}))
+        held = [f for f in evidence.places if f.family == "path_holders" and f.path == point]
+        assert held and held[0].is_problem and held[0].pid == holder.pid, [f.line() for f in evidence.places]
+        assert evidence.topics[0] == "path_holders", evidence.topics
+    finally:
+        holder.kill()
+        holder.wait(5)
+        subprocess.run(["umount", point], check=False)
+        os.rmdir(point)

@@ -83,3 +83,41 @@ def test_an_owners_home_closed_to_others_is_how_homes_are_kept():
     root_home = os.path.expanduser("~root")
     assert _owners_home(Step(root_home, "dir", os.stat(root_home)))
     assert not _owners_home(Step("/usr", "dir", os.stat("/usr")))
+
+
+MOUNTINFO = "\n".join([
+    "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw",
+    "23 22 8:2 / /boot/efi rw,relatime - vfat /dev/sda2 rw",
+    "24 22 0:5 / /proc rw - proc proc rw",
+    "25 22 0:20 / /run rw - tmpfs tmpfs rw",
+    "26 22 8:17 / /media/me/STICK rw,nosuid - vfat /dev/sdb1 rw",
+    "27 22 8:33 / /mnt/backup rw - ext4 /dev/sdc1 rw",
+    "28 22 8:49 / /srv/cam rw - exfat /dev/sdd1 rw",
+    "29 22 0:40 / /mnt/share rw - nfs4 nas:/share rw",
+])
+
+
+def _seeded() -> Readings:
+    from appliance.analyzers.mounts import parse
+    readings = Readings(self_pids=frozenset({os.getpid()}), policy=PathPolicy.default([]))
+    readings.get("mountinfo", lambda: parse(MOUNTINFO))
+    return readings
+
+
+@pytest.mark.parametrize("question", ["my usb stick wont eject, it says the device is in use",
+                                      "i cant unmount my external disk, target is busy"])
+def test_a_disk_in_the_way_named_by_no_path_means_the_personal_mounts(question):
+    """Those under /media, /mnt and /run/media, and a removable disk's filesystem elsewhere; not
+    the root, /boot/efi, virtual filesystems nor network shares. A removable disk's type first."""
+    from appliance.agent.question.question import read_question
+    from appliance.analyzers.named_path import mounts_in_the_way
+    assert mounts_in_the_way(read_question(question).path_ask, _seeded()) == ["/media/me/STICK", "/srv/cam",
+                                                                              "/mnt/backup"]
+
+
+@pytest.mark.parametrize("question", ["which process is using the most cpu?", "what is on my usb stick?",
+                                      "how big is my external disk?"])
+def test_no_mount_is_meant_where_nothing_is_said_to_be_in_the_way(question):
+    from appliance.agent.question.question import read_question
+    from appliance.analyzers.named_path import mounts_in_the_way
+    assert mounts_in_the_way(read_question(question).path_ask, _seeded()) == []

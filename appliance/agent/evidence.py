@@ -31,7 +31,7 @@ from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 from appliance.analyzers.folder_sizes import folder_finding
 from appliance.analyzers.host_pins import FAMILY as NAMES
 from appliance.analyzers.host_pins import host_names, pin_findings
-from appliance.analyzers.named_path import COUNTS, GROWTH, HOLDERS, LOOKUP, path_findings
+from appliance.analyzers.named_path import COUNTS, GROWTH, HOLDERS, LOOKUP, mounts_in_the_way, path_findings
 from appliance.analyzers.network import port_finding
 from appliance.analyzers.reach import ANALYZER as REACH
 from appliance.analyzers.reach import reach_finding
@@ -356,7 +356,7 @@ class MachineEvidence:
         places: list[Finding] = []
         looks = tuple(self._looks(question, readings, storage))
         if self.analyzers:
-            for path in named_paths(question):
+            for path in named_paths(question) or mounts_in_the_way(question.path_ask, readings):
                 places.extend(f for f in place_verdicts(path, readings, storage=storage) + path_findings(
                     path, question.path_ask, readings, storage=storage and question.resource_in_words) if f not in places)
             places.extend(f for f in folder_verdicts(looks) if f not in places)

@@ -24,6 +24,7 @@ from appliance.analyzers.common import candidates, quote, who
 from appliance.analyzers.config_file import is_config_path
 from appliance.analyzers.naming import shown_path
 from appliance.analyzers.growth import SHRINKS, TRENDS, window
+from appliance.analyzers.mounts import all_mounts, is_storage
 from appliance.analyzers.readings import Readings
 from appliance.tools import units
 from appliance.tools.components import Lookup, account, blocked_for, look_up, ls_mode
@@ -207,6 +208,26 @@ def _blocked(found: Lookup, user: str | None):
     if blocked is None:
         return None
     return (*blocked, user or "a user other than the owner")
+
+
+# Where a person's own disks are mounted (a stick, a card, a disk mounted by hand): "my usb stick
+# won't eject, it says it is in use" names no path, and these are the mounts it can mean.
+_PERSONAL_MOUNTS = ("/media/", "/mnt/", "/run/media/")
+_REMOVABLE_TYPES = frozenset({"vfat", "exfat", "ntfs", "ntfs3", "fuseblk", "iso9660", "udf", "hfsplus"})
+MOUNTS_IN_THE_WAY = 3
+
+
+def mounts_in_the_way(ask: PathAsk, readings: Readings) -> list[str]:
+    """The mounts a question about taking a disk away means when it names none: those under
+    /media, /mnt or /run/media, and any other of a removable disk's filesystem type (not /boot's),
+    at most MOUNTS_IN_THE_WAY; none unless the words say something is in the way (eject, busy …)."""
+    if not (ask.holders and ask.in_the_way):
+        return []
+    found = [m for m in all_mounts(readings) if is_storage(m) and not m.mountpoint.startswith("/boot")
+             and (m.mountpoint.startswith(_PERSONAL_MOUNTS) or m.fstype in _REMOVABLE_TYPES)]
+    # a removable disk's type first, then where desktops mount sticks, then disks mounted by hand
+    found.sort(key=lambda m: (m.fstype not in _REMOVABLE_TYPES, not m.mountpoint.startswith(("/media/", "/run/media/"))))
+    return list(dict.fromkeys(m.mountpoint for m in found))[:MOUNTS_IN_THE_WAY]
 
 
 def holders_finding(path: str, ask: PathAsk, readings: Readings) -> Finding:

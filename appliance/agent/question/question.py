@@ -197,7 +197,7 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
         families=families, form=form_in(words), ranking=ranking_in(words), conditional=conditional_in(words),
         trouble=trouble_in(words), udp=bool(re.search(r"\budp\b", text, re.I)),
         superlative=superlative_in(words), says_which=bool(re.search(r"\bwhich\b", text, re.I)),
-        sure=sure, failure=failure_in(words), path_ask=path_ask(words) if paths else PathAsk(),
+        sure=sure, failure=failure_in(words), path_ask=path_ask(words),
         facts=facets_in(words),
     )
 
