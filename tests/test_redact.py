@@ -62,6 +62,9 @@ def test_each_kind_of_secret_is_replaced_by_its_marker(text, secret, kind):
     "Nov 29 11:02:03 host kernel: disk-usage 92% on /dev/sda1 (ext4)",
     "sshd[812]: Accepted publickey for alice from 192.0.2.4 port 50122",
     "https://example.org/docs/install.html",
+    # the kernel's own names of a memfd or an anonymous inode, as a process or a mapping is named
+    "memfd:sealed-91",
+    "anon_inode:bpf-map1",
 ])
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text
@@ -154,3 +157,9 @@ def test_a_password_in_a_url_never_survives(password, scheme):
     text = f"connect to {scheme}://svc:{password}@db.example.internal:5432/app now"
     out = redact(text)
     assert f":{password}@" not in out and "svc:[REDACTED:url-password]@db.example.internal" in out
+
+
+def test_a_user_password_line_is_still_a_secret_beside_the_kernels_own_names():
+    """rsyncd secrets: `user:password` alone on a line; only the kernel's TYPE:NAME objects are left."""
+    assert redact("backup:S3cretPw9") == "backup:[REDACTED:password]"
+    assert redact_value({"name": "memfd:sealed-91"}) == {"name": "memfd:sealed-91"}

@@ -91,7 +91,10 @@ _LINE_RULES = [(test, re.compile(("(?m)^" if anchored else "(?m)") + pattern.rep
     (lambda line: "LOGIN " in line, r"(?:[\s>C:]*)?[A-Za-z]?\d{1,6}[ \t]+LOGIN[ \t]+\S+[ \t]+(?P<val>\"[^\"]*\"|\S+)[ \t]*$", True, "password"),
 )]
 # rsyncd secrets: user:password alone on a line; the password must look like one (not `status:ok`)
-_USER_COLON_PW = re.compile(r"(?m)^[ \t]*[\w.\-@]{1,64}:(?P<val>[^\s:]{6,})[ \t]*$")
+_USER_COLON_PW = re.compile(r"(?m)^[ \t]*(?P<user>[\w.\-@]{1,64}):(?P<val>[^\s:]{6,})[ \t]*$")
+# The kernel's names of its own objects, TYPE:NAME ("memfd:sealed-91", a process or a mapping named
+# after a memfd; "anon_inode:[eventfd]"): no account's name, so no user:password line.
+_KERNEL_OBJECTS = frozenset({"memfd", "anon_inode", "dmabuf"})
 # named values: `- name: DB_PASSWORD` (then `value:` on a following line), `"name": "X", "value": "Y"`
 _NAME_LINE = re.compile(r"""^[ \t]*(?:-[ \t]+)?["']?(?:name|key|id|Name|Key)["']?[ \t]*[:=][ \t]*["']?(?P<key>[\w.\-]{2,64})["']?[ \t]*,?[ \t]*$""")
 _VALUE_LINE = re.compile(r"""^[ \t]*(?:-[ \t]+)?["']?(?:value|Value|VALUE)["']?[ \t]*[:=][ \t]*(?P<val>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s,}]+)""")
@@ -147,7 +150,8 @@ def _text_spans(text: str, lowered: str) -> list[tuple[int, int, str]]:
             spans.append((start, end, kind))
     if ":" in text:
         for match in _USER_COLON_PW.finditer(text):
-            if _secretish_password(match.group("val")) and not match.group("val").startswith(MARKER_PREFIX):
+            if _secretish_password(match.group("val")) and not match.group("val").startswith(MARKER_PREFIX) \
+                    and match.group("user") not in _KERNEL_OBJECTS:
                 spans.append((*match.span("val"), KIND))
     if ("value" in lowered) and ('"value"' in lowered or "'value'" in lowered or "value:" in lowered or "value=" in lowered):
         for match in _NAMED_INLINE.finditer(text):
