@@ -100,6 +100,7 @@ class PathAsk:
     grows: bool = False
     user: str | None = None
     plain: bool = False  # a plain file asked nothing particular: its way is judged for others
+    disk: bool = False  # the words name a disk one takes away (a stick, a drive, a card, a mount)
 
 
 def path_ask(question: str) -> PathAsk:
@@ -110,7 +111,8 @@ def path_ask(question: str) -> PathAsk:
     return PathAsk(lookup=bool(_LOOKUP.search(question)) or user is not None,
                    denial=bool(_DENIAL.search(question) or _CAN_READ.search(question)) or user is not None,
                    holders=bool(_HOLD.search(question)), in_the_way=bool(_IN_THE_WAY.search(question)),
-                   counts=bool(_COUNTS.search(question)), grows=bool(_GROWS.search(question)), user=user)
+                   counts=bool(_COUNTS.search(question)), grows=bool(_GROWS.search(question)), user=user,
+                   disk=bool(_DISK.search(question)))
 
 
 def path_findings(path: str, question: "PathAsk | str", readings: Readings, *, storage: bool = False) -> list[Finding]:
@@ -213,6 +215,8 @@ def _blocked(found: Lookup, user: str | None):
 # Where a person's own disks are mounted (a stick, a card, a disk mounted by hand): "my usb stick
 # won't eject, it says it is in use" names no path, and these are the mounts it can mean.
 _PERSONAL_MOUNTS = ("/media/", "/mnt/", "/run/media/")
+_DISK = re.compile(r"\b(?:usb|stick|thumb ?drive|flash ?drive|pen ?drive|drive|disk|disc|sd ?card|card|device|"
+                   r"partition|volume|mount(?:ed)?|external|backup disk|cd|dvd)s?\b", re.I)
 _REMOVABLE_TYPES = frozenset({"vfat", "exfat", "ntfs", "ntfs3", "fuseblk", "iso9660", "udf", "hfsplus"})
 MOUNTS_IN_THE_WAY = 3
 
@@ -221,7 +225,7 @@ def mounts_in_the_way(ask: PathAsk, readings: Readings) -> list[str]:
     """The mounts a question about taking a disk away means when it names none: those under
     /media, /mnt or /run/media, and any other of a removable disk's filesystem type (not /boot's),
     at most MOUNTS_IN_THE_WAY; none unless the words say something is in the way (eject, busy …)."""
-    if not (ask.holders and ask.in_the_way):
+    if not (ask.holders and ask.in_the_way and ask.disk):  # "is the cpu busy?" takes no disk away
         return []
     found = [m for m in all_mounts(readings) if is_storage(m) and not m.mountpoint.startswith("/boot")
              and (m.mountpoint.startswith(_PERSONAL_MOUNTS) or m.fstype in _REMOVABLE_TYPES)]
