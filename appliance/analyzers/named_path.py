@@ -214,7 +214,8 @@ def _blocked(found: Lookup, user: str | None):
 
 # Where a person's own disks are mounted (a stick, a card, a disk mounted by hand): "my usb stick
 # won't eject, it says it is in use" names no path, and these are the mounts it can mean.
-_PERSONAL_MOUNTS = ("/media/", "/mnt/", "/run/media/")
+_DESKTOP_MOUNTS = ("/media/", "/run/media/")  # where desktops mount sticks
+_PERSONAL_MOUNTS = (*_DESKTOP_MOUNTS, "/mnt/")
 _DISK = re.compile(r"\b(?:usb|stick|thumb ?drive|flash ?drive|pen ?drive|drive|disk|disc|sd ?card|card|device|"
                    r"partition|volume|mount(?:ed)?|external|backup disk|cd|dvd)s?\b", re.I)
 _REMOVABLE_TYPES = frozenset({"vfat", "exfat", "ntfs", "ntfs3", "fuseblk", "iso9660", "udf", "hfsplus"})
@@ -230,7 +231,7 @@ def mounts_in_the_way(ask: PathAsk, readings: Readings) -> list[str]:
     found = [m for m in all_mounts(readings) if is_storage(m) and not m.mountpoint.startswith("/boot")
              and (m.mountpoint.startswith(_PERSONAL_MOUNTS) or m.fstype in _REMOVABLE_TYPES)]
     # a removable disk's type first, then where desktops mount sticks, then disks mounted by hand
-    found.sort(key=lambda m: (m.fstype not in _REMOVABLE_TYPES, not m.mountpoint.startswith(("/media/", "/run/media/"))))
+    found.sort(key=lambda m: (m.fstype not in _REMOVABLE_TYPES, not m.mountpoint.startswith(_DESKTOP_MOUNTS)))
     return list(dict.fromkeys(m.mountpoint for m in found))[:MOUNTS_IN_THE_WAY]
 
 

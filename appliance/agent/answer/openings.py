@@ -97,8 +97,9 @@ def fine_opening(fine: Finding, question: "Question | str") -> str:
         fact = _clause_asked(fine, asked.text, least=COMPLAINT_SHARED_WORDS if asked.fault else 1)
         if fact is not None and not asked.fault:
             return fact
-    opening = NO_PROBLEM + headline(fine)
-    if fact is not None and not fact.startswith(headline(fine)) and fact not in opening \
+    head = headline(fine)
+    opening = NO_PROBLEM + head
+    if fact is not None and not fact.startswith(head) and fact not in opening \
             and len(opening) + 2 + len(fact) <= MAX_OPENING:
         return f"{opening}; {fact}"
     if question_form(question) != AMOUNT_FORM or re.search(r"\d", opening):
