@@ -176,7 +176,7 @@ def test_the_tools_suggested_for_a_question_follow_its_families():
 
 
 def test_an_answer_that_misses_the_culprit_the_check_found_goes_back():
-    from appliance.agent.answer.agreement import misses_culprit
+    from appliance.agent.answer.said import misses_culprit
 
     problems = [ZOMBIES]
     problem = misses_culprit("The process with PID 28760 is a child of run.sh.", {"pid": 28760}, problems)

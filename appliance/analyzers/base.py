@@ -17,7 +17,7 @@ Rules every analyzer keeps:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 OK = "ok"
 UNKNOWN = "unknown"  # the reading could not be taken here (no sensors, no journal, no permission)
@@ -114,3 +114,9 @@ def exit_status(findings: list[Finding]) -> int:
 def by_severity(findings: list[Finding]) -> list[Finding]:
     """Worst first; within a severity, the analyzers' own order."""
     return sorted(findings, key=lambda f: -SEVERITY_RANK.get(f.severity, 0))
+
+
+def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:
+    """The warnings and criticals among the findings of these families."""
+    wanted = set(families)
+    return [f for f in findings if f.family in wanted and f.is_problem]

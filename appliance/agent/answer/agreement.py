@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.said import (_YES, FAULT_CLAIMS, NAMED_PROCESS, affirms, claims,
                                          claims_any_fault, claims_fault, clauses, denies_all, names_a_problem, names_any, names_process, problems_for, SELF_MARKERS, _SELF_WORDS)
+from appliance.agent.answer.said import answer_has_culprit, first_ranked, names_ranked
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 
@@ -108,7 +109,7 @@ def agreement_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[
     if not findings:
         return None
     stated = " ".join([answer, *(str(v) for v in result.values())])
-    if denies_all(answer) and not _culprit(result):
+    if denies_all(answer) and not answer_has_culprit(result):
         problems = list(problems_for(findings, topics))
         # an answer that names what one of the problems names states it, in the verdict's own
         # negative words ("nothing listens on tcp port 54161: … is down"), and denies nothing
@@ -126,45 +127,8 @@ def agreement_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[
     return None
 
 
-def _culprit(result: Mapping[str, Any]) -> bool:
-    return any(str(result.get(k) or "").strip() for k in ("culprit", "process", "pid"))
-
-
-def misses_culprit(answer: str, result: Mapping[str, Any], problems: Sequence[Finding]) -> str | None:
-    """A reason when the check found the culprit of the question's main family and the answer
-    names none of what those findings name (their culprit, pid or path), nor says they are wrong
-    in a way that names them."""
-    if not problems:
-        return None
-    if names_any(" ".join([answer, *(str(v) for v in result.values())]), problems):
-        return None
-    return f"[misses-the-check: {problems[0].line()[:200]}]"
-
-
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
 _OTHER_RESOURCE = re.compile(r"\b(?:cpu|cores?|processors?|memory|ram|swap|load|threads?|connections?|inodes?)\b", re.I)
-
-
-def first_ranked(findings: Sequence[Finding], topic: str | None) -> tuple[Finding, str, str] | None:
-    """The verdict of the question's own family that names a process first in its ranking
-    ("thread counts are normal: the most, 302, in NAME (pid N)"), with that name and pid."""
-    for finding in (f for f in findings if f.family == topic):
-        match = NAMED_PROCESS.search(finding.verdict)
-        if match is not None:
-            return finding, match.group(1), match.group(2)
-    return None
-
-
-def names_first_ranked(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
-                       topic: str | None) -> bool:
-    """The answer names the process the topic's verdict ranks first (its name or pid)."""
-    first = first_ranked(findings, topic)
-    return first is not None and _names_ranked(answer, result, first)
-
-
-def _names_ranked(answer: str, result: Mapping[str, Any], first: tuple[Finding, str, str]) -> bool:
-    stated = " ".join([answer, *(str(v) for v in result.values())])
-    return names_process(stated, first[1], first[2])
 
 
 def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
@@ -173,7 +137,7 @@ def not_verdicts_first(answer: str, result: Mapping[str, Any], findings: Sequenc
     question's own family ranks first nor its pid answers from another ranking (the top CPU user
     for a question about threads)."""
     first = first_ranked(findings, topic)
-    if first is None or _names_ranked(answer, result, first):
+    if first is None or names_ranked(answer, result, first):
         return None
     return f"[not-the-first: the check ranks first: {first[0].line()[:160]}]"
 

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.said import affirms, claims_any_fault, denies_all, names_a_problem, number_forms, says_whole
+from appliance.agent.answer.said import SAY_YES_OR_NO, begins_yes_or_no, affirms, claims_any_fault, denies_all, names_a_problem, number_forms, says_whole
 
 from appliance.agent.question.kinds import Asks
 from appliance.agent.question.question import (AMOUNT_FORM as AMOUNT, OPEN, WHICH, WHY, YES_NO_FORM as YES_NO,
                                             Question, as_question, asks_ranking, is_conditional, question_form,
                                             reports_trouble, seeks_fault)
 
-__all__ = ["AMOUNT", "OPEN", "WHICH", "WHY", "YES_NO", "asks_ranking", "is_conditional", "question_form",
+__all__ = ["SAY_YES_OR_NO", "begins_yes_or_no", "AMOUNT", "OPEN", "WHICH", "WHY", "YES_NO", "asks_ranking", "is_conditional", "question_form",
            "reports_trouble", "seeks_fault"]
 
 
@@ -229,15 +229,6 @@ def outside_place(question: "Question | str", answer: str, result: Mapping[str, 
             return None
     return (f"[not-under-the-place: the question asks about {places[0]}; name the entry under it that an "
             "observation shows]")
-
-
-_YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
-SAY_YES_OR_NO = "[say-yes-or-no: the question asks yes or no; begin the answer with Yes or No]"
-
-
-def begins_yes_or_no(answer: str) -> bool:
-    """The answer begins with the word "yes" or "no"."""
-    return _YES_OR_NO.search(answer) is not None
 
 
 def yes_or_no(question: "Question | str", answer: str, findings: Sequence[Any], bodies: Iterable[str] = ()) -> str | None:

@@ -14,14 +14,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.agreement import (agreement_misfit, all_clear_drops, first_ranked, misses_culprit,
-                                              names_self, not_verdicts_first, place_fit, unasked_culprit, wrong_place,
-                                              yes_no_misfit)
+from appliance.agent.answer.agreement import (agreement_misfit, all_clear_drops, names_self, not_verdicts_first,
+                                              place_fit, unasked_culprit, wrong_place, yes_no_misfit)
 from appliance.agent.answer.checks import Verdict, check_answer
 from appliance.agent.answer.facts import facts_asked, facts_missed, stating
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.owed import claims_nothing, lookup_missed, place_problem_missed, settled_no, unbacked_culprits
+from appliance.agent.answer.said import first_ranked, misses_culprit
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
 from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, names_a_problem, names_cause, names_process,
                                         restates)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 from difflib import SequenceMatcher
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.analyzers.base import Finding
+from appliance.analyzers.base import Finding, problems_for
 from appliance.analyzers.growth import TRENDS
 
 # Ways a short answer says "nothing is wrong". Loose about phrasing but without bare words like
@@ -325,11 +325,6 @@ def names_cause(stated: str, findings: Sequence[Finding], asked_paths: Sequence[
                for f in findings)
 
 
-def problems_for(findings: Iterable[Finding], families: Iterable[str]) -> list[Finding]:
-    wanted = set(families)
-    return [f for f in findings if f.family in wanted and f.is_problem]
-
-
 # A process a verdict names in prose: "the top consumer is NAME (pid N)".
 NAMED_PROCESS = re.compile(r"([\w.\-:]{2,}) \(pid (\d+)\)")
 
@@ -356,3 +351,51 @@ def quotes_a_verdict(answer: str, findings: Sequence[Finding]) -> bool:
     as a fact)."""
     tokens = _QUOTED_PATH.findall(answer) + [m.group(0) for m in NAMED_PROCESS.finditer(answer)]
     return any(token in f.verdict for token in tokens for f in findings)
+
+
+def answer_has_culprit(result: Mapping[str, Any]) -> bool:
+    """The answer's own fields name a culprit (an all-clear that names one is no all-clear)."""
+    return any(str(result.get(k) or "").strip() for k in ("culprit", "process", "pid"))
+
+
+def misses_culprit(answer: str, result: Mapping[str, Any], problems: Sequence[Finding]) -> str | None:
+    """A reason when the check found the culprit of the question's main family and the answer
+    names none of what those findings name (their culprit, pid or path), nor says they are wrong
+    in a way that names them."""
+    if not problems:
+        return None
+    if names_any(" ".join([answer, *(str(v) for v in result.values())]), problems):
+        return None
+    return f"[misses-the-check: {problems[0].line()[:200]}]"
+
+
+def first_ranked(findings: Sequence[Finding], topic: str | None) -> tuple[Finding, str, str] | None:
+    """The verdict of the question's own family that names a process first in its ranking
+    ("thread counts are normal: the most, 302, in NAME (pid N)"), with that name and pid."""
+    for finding in (f for f in findings if f.family == topic):
+        match = NAMED_PROCESS.search(finding.verdict)
+        if match is not None:
+            return finding, match.group(1), match.group(2)
+    return None
+
+
+def names_first_ranked(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                       topic: str | None) -> bool:
+    """The answer names the process the topic's verdict ranks first (its name or pid)."""
+    first = first_ranked(findings, topic)
+    return first is not None and names_ranked(answer, result, first)
+
+
+def names_ranked(answer: str, result: Mapping[str, Any], first: tuple[Finding, str, str]) -> bool:
+    """The answer, its fields included, names that ranked process by name or pid."""
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    return names_process(stated, first[1], first[2])
+
+
+_YES_OR_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
+SAY_YES_OR_NO = "[say-yes-or-no: the question asks yes or no; begin the answer with Yes or No]"
+
+
+def begins_yes_or_no(answer: str) -> bool:
+    """The answer begins with the word "yes" or "no"."""
+    return _YES_OR_NO.search(answer) is not None

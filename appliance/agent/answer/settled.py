@@ -1,8 +1,9 @@
-"""What the checks settled about the question's families, read off the evidence: that they judged
-them and found nothing wrong, and whether an answer names what such an all-clear makes unasked.
+"""What the checks settled about the question's families, read off the evidence: the verdicts in
+the order of its topics, the fine place a which-question rests on, and whether an answer names
+what an all-clear (`clear.py`) makes unasked.
 
 Why apart from the rules: the steering asks the same of the evidence as the rules do; both import
-this leaf instead of each other (issue 31: a flat answer path).
+this module instead of each other (issue 31: a flat answer path).
 """
 
 from __future__ import annotations
@@ -10,30 +11,12 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from appliance.agent.answer.said import claims_any_fault, named_processes, names_process, problems_for
-from appliance.agent.evidence import GENERAL_FAMILIES, Evidence
-from appliance.analyzers import INVENTORY_FAMILIES
+from appliance.agent.answer.said import claims_any_fault, named_processes, names_process
+from appliance.agent.answer.clear import settled_clear, verdicts_clear
+from appliance.agent.evidence import Evidence
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.named_path import GROWTH
 from appliance.agent.question.question import YES_NO_FORM as YES_NO, Question, is_conditional, question_form
-
-
-def verdicts_clear(evidence: Evidence) -> bool:
-    """The checks judged the question's fault families (the general ones when it names none) and
-    found nothing wrong there nor at the places it names: an all-clear answer rests on those
-    verdicts. Inventory families (listening ports, uptime) judge no fault, so back no all-clear;
-    every other family does, the checklist's and the named places' too (`Analyzer.judges`)."""
-    families = [f for f in evidence.topics or GENERAL_FAMILIES if f not in INVENTORY_FAMILIES]
-    judged = [f for f in evidence.findings if f.family in families]
-    return bool(judged) and not problems_for(evidence.findings, families) \
-        and not any(f.is_problem for f in evidence.places)
-
-
-def settled_clear(evidence: Evidence) -> bool:
-    """The checks judged what the question is about and found nothing wrong: its fault families
-    (verdicts_clear) and, when it names places, those places themselves (a place looked at but
-    given no verdict is not judged)."""
-    return verdicts_clear(evidence) and (not evidence.looks or bool(evidence.places))
 
 
 def by_topic(evidence: Evidence, findings: Iterable[Finding]) -> list[Finding]:
