@@ -44,6 +44,40 @@ def test_an_amount_needs_a_number_an_observation_shows():
     assert check_fit(q, "It has been up 3 d 4 h.", {}, bodies) is None
 
 
+def test_a_conditional_amount_is_owed_only_on_a_yes():
+    """Class: "is X …? if so, how much / how fast?" — a no answers it whole. Questions of other
+    classes keep the number they ask for: a plain how-much answered with an all-clear, and the
+    conditional answered yes without a number."""
+    bodies = ["headline: 0 file(s) grew under /srv/spool in 1.2 s; the filesystem is not filling"]
+    conditional = "is anything filling up /srv/spool? if so which file and how fast?"
+    assert check_fit(conditional, "No problem found: nothing under /srv/spool grows fast.", {}, bodies) is None
+    assert check_fit(conditional, "Yes, a file under /srv/spool is growing.", {}, bodies).startswith("[no-number")
+    plain = "how fast is /srv/spool filling up?"
+    assert check_fit(plain, "No problem found: nothing under /srv/spool grows fast.", {}, bodies).startswith("[no-number")
+    assert check_fit("how much memory does it use? is it leaking?", "Nothing is leaking.", {},
+                     ["rss=120.0 MiB"]).startswith("[no-number")
+
+
+def test_a_rate_is_answered_with_a_rate():
+    """Class: "how fast / at what rate …?" where an observation shows a rate — the file's size is
+    not how fast it grows. Other amounts (a size, a duration), a rate answered as one, and a no to
+    the growth are left alone."""
+    bodies = ["headline: 1 file(s) grew under /srv/spool in 1.2 s; fastest: /srv/spool/a.log 2.1 MiB/s",
+              "headline: largest file: /srv/spool/a.log 125.2 MiB", "filesystem_free_change_per_second=\"+0 B/s\""]
+    q = "space on /srv/spool keeps disappearing, which file and how quickly?"
+    problem = check_fit(q, "/srv/spool/a.log is the largest file and is growing at 125.2 MiB.", {}, bodies)
+    assert problem is not None and problem.startswith("[no-rate") and "2.1 MiB/s" in problem
+    assert check_fit(q, "/srv/spool/a.log grows at 2.1 MiB/s.", {}, bodies) is None
+    assert check_fit("at what rate is /srv/spool growing?", "About 2.1 MiB per second, in a.log.", {}, bodies) is None
+    assert check_fit("how big is /srv/spool/a.log?", "It is 125.2 MiB.", {}, bodies) is None
+    assert check_fit("how long has this machine been up?", "3 d 4 h.", {}, ["up 3 d 4 h; load 2.1 per s"]) is None
+    assert check_fit(q, "/srv/spool/a.log is 125.2 MiB.", {}, bodies[1:]) is None  # no rate was observed
+    # a symptom's frequency is no rate asked
+    assert check_fit("which file gets written every minute?", "/srv/spool/a.log is written then.", {}, bodies) is None
+    assert check_fit("how many errors per minute does /srv/spool/a.log get?", "125.2 errors", {}, bodies) \
+        .startswith("[no-rate")
+
+
 def test_a_rounded_number_is_the_observed_one():
     assert check_fit("how full is /srv?", "/srv is 97% full.", {}, ["/srv used_pct=96.8"]) is None
 

@@ -61,7 +61,23 @@ def ranked_firsts(bodies: Iterable[str]) -> list[Ranked]:
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*(%|[kmgtp]i?b\b|bytes?\b|b\b|s\b|sec\w*|min\w*|h\b|hours?|"
                      r"days?|d\b|weeks?|°c|c\b|rpm|files?|inodes?|process\w*|threads?|connections?|ports?|"
                      r"zombies?|errors?|lines?|times?|restarts?|children|fds?|cores?|mb\b|gb\b)", re.I)
+# A number per unit of time, as observations and answers write it: "2.1 MiB/s", "80 KiB per second",
+# "5 % an hour", "12 files every minute".
+_RATE_NUMBER = re.compile(r"\d+(?:\.\d+)?\s*(?:[kmgtp]i?b\b|b\b|bytes?\b|%|[a-z]+\b)?\s*(?:/\s*|\bper\s+|\ba\s+|\ban\s+|"
+                          r"\beach\s+|\bevery\s+)(?:s\b|sec\w*|min\w*|h\b|hours?\b|days?\b)", re.I)
 _ANY_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+
+
+def _rate_missed(question: "Question | str", stated: str, bodies: Iterable[str]) -> Misfit | None:
+    """"How fast is it growing?" (or "which file, and how quickly?") answered without a rate where an
+    observation shows one: the file's size is not how fast it grows."""
+    if not as_question(question).rate or _RATE_NUMBER.search(stated):
+        return None
+    rates = [m.group(0) for body in bodies for m in _RATE_NUMBER.finditer(body) if re.search(r"[1-9]", m.group(0))]
+    if not rates:
+        return None
+    return Misfit(Kind.NO_NUMBER, f"[no-rate: the question asks how fast; give the rate an observation shows, "
+                                  f"such as {rates[0]}]", own="[no-rate: the question asks how fast]")
 
 
 def _numbers_in(text: str) -> set[str]:
@@ -122,13 +138,15 @@ def fit_misfit(question: "Question | str", answer: str, result: dict, bodies: li
         for body in bodies:
             observed |= _numbers_in(body)
         numbers = [m.group(1) for m in _NUMBER.finditer(stated)]
+        if not numbers and all_clear and is_conditional(question):
+            return None  # "is anything filling X? if so, how fast?": the amount is owed only on a yes
         if not numbers:
             return Misfit(Kind.NO_NUMBER, "[no-number: the question asks how much, how many or how long; give the number "
                                           "and unit an observation shows]")
         if not any(_observed_number(n, observed) for n in numbers):
             return Misfit(Kind.NO_NUMBER, f"[number {numbers[0]!r} not-in-any-observation]",
                           own="[number not-in-any-observation]")
-        return None
+        return None if all_clear else _rate_missed(question, stated, bodies)
     named_culprit = any(re.search(rf"(?<![\w/.-]){re.escape(c.lower())}(?![\w-])", stated.lower())
                         for c in culprits if len(c) >= 3)
     if form == WHICH and not all_clear and not named_culprit:
@@ -145,6 +163,8 @@ def fit_misfit(question: "Question | str", answer: str, result: dict, bodies: li
             if named_other:
                 return Misfit(Kind.NOT_FIRST, f"[not-the-first: the observation ranks first: {firsts[-1].line[:120]}]",
                               own="[not-the-first: the observation ranks first]")
+    if not all_clear and (missed := _rate_missed(question, stated, bodies)) is not None:
+        return missed
     if form in (WHY, OPEN, YES_NO):
         errors = log_error_lines(log_bodies)
         values = [str(v) for v in result.values() if isinstance(v, str)]

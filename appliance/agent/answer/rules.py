@@ -320,7 +320,8 @@ RULES: tuple[Rule, ...] = (
     Rule("names-the-fact", frozenset({Asks.SYSTEM_FACT}),
          "which kernel (distribution, hostname, time zone …) is this? the measured value of each fact asked", _names_fact),
     Rule("shape", _ANSWERABLE - {Asks.USER, Asks.SYSTEM_FACT},
-         "the answer's shape: a number for how much/many, a thing for which, a log's line for why", _form),
+         "the answer's shape: a number for how much/many (a rate for how fast; none after a no to "
+         "\"is …? if so, how much?\"), a thing for which, a log's line for why", _form),
     Rule("yes-or-no", THINGS | {Asks.YES_NO}, "questions answered yes or no (if so, which?)", _yes_or_no),
     Rule("settled-no", THINGS | {Asks.YES_NO, Asks.COUNT, Asks.AMOUNT},
          "is any …? if so, which (how many, how much)? where the checks found none", _settled_no),

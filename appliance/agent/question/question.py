@@ -56,6 +56,7 @@ class Question:
     sure: bool = False  # the words said what is asked (the reader did not fall back to its default)
     path_ask: PathAsk = field(default_factory=PathAsk)  # what it asks about a path it names (analyzers.named_path)
     facts: tuple[str, ...] = ()  # the plain facts it asks for ("kernel", "virtualization"; question.facts)
+    rate: bool = False  # "how fast …?", "at what rate …?": the amount asked is per unit of time
     source: str = "words"
     prior: tuple[str, str, bool] | None = field(default=None, compare=False)  # the words' labels, when the model chose
 
@@ -198,8 +199,15 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
         trouble=trouble_in(words), udp=bool(re.search(r"\budp\b", text, re.I)),
         superlative=superlative_in(words), says_which=bool(re.search(r"\bwhich\b", text, re.I)),
         sure=sure, failure=failure_in(words), path_ask=path_ask(words),
-        facts=facets_in(words),
+        facts=facets_in(words), rate=bool(_RATE.search(words)),
     )
+
+
+# An amount asked per unit of time: its answer carries a rate ("2.1 MiB/s"), not a size or a count.
+# "Every minute" says when a symptom comes, not what is asked ("which job runs every minute?").
+_RATE = re.compile(r"\bhow (?:fast|quickly)\b|\bat what (?:rate|speed|pace)\b|\bwhat(?:'s| is)? (?:the |its )?(?:growth )?"
+                   r"(?:rate|speed|pace)\b|\bhow (?:many|much)\b[^?.,;]*\b(?:per|a|an|each|every) (?:second|minute|hour)\b",
+                   re.I)
 
 
 def as_question(question: "Question | str") -> Question:
