@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.said import (_YES, FAULT_CLAIMS, NAMED_PROCESS, affirms, claims,
                                          claims_any_fault, claims_fault, clauses, denies_all, names_a_problem, names_any, names_process, problems_for, SELF_MARKERS, _SELF_WORDS)
-from appliance.agent.answer.said import answer_has_culprit, first_ranked, names_ranked
+from appliance.agent.answer.said import first_ranked, names_ranked
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 
@@ -125,6 +125,11 @@ def agreement_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[
         if all(v.severity == OK for v in verdicts):
             return _contradicts(verdicts[0], 160)
     return None
+
+
+def answer_has_culprit(result: Mapping[str, Any]) -> bool:
+    """The answer's own fields name a culprit (an all-clear that names one is no all-clear)."""
+    return any(str(result.get(k) or "").strip() for k in ("culprit", "process", "pid"))
 
 
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")

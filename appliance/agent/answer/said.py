@@ -353,11 +353,6 @@ def quotes_a_verdict(answer: str, findings: Sequence[Finding]) -> bool:
     return any(token in f.verdict for token in tokens for f in findings)
 
 
-def answer_has_culprit(result: Mapping[str, Any]) -> bool:
-    """The answer's own fields name a culprit (an all-clear that names one is no all-clear)."""
-    return any(str(result.get(k) or "").strip() for k in ("culprit", "process", "pid"))
-
-
 def misses_culprit(answer: str, result: Mapping[str, Any], problems: Sequence[Finding]) -> str | None:
     """A reason when the check found the culprit of the question's main family and the answer
     names none of what those findings name (their culprit, pid or path), nor says they are wrong
