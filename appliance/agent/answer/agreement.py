@@ -18,9 +18,9 @@ from appliance.agent.question.question import Question, as_question
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.said import (_YES, FAULT_CLAIMS, NAMED_PROCESS, affirms, claims,
-                                         claims_any_fault, claims_fault, clauses, denies_all, names_a_problem, names_any, names_process, problems_for, SELF_MARKERS, _SELF_WORDS)
-from appliance.agent.answer.said import first_ranked, names_ranked
+from appliance.agent.answer.said import (_SELF_WORDS, _YES, FAULT_CLAIMS, NAMED_PROCESS, SELF_MARKERS, affirms, claims,
+                                         claims_any_fault, claims_fault, clauses, denies_all, first_ranked,
+                                         names_a_problem, names_any, names_process, names_ranked, problems_for)
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 

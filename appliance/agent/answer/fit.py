@@ -23,15 +23,16 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.said import SAY_YES_OR_NO, begins_yes_or_no, affirms, claims_any_fault, denies_all, names_a_problem, number_forms, says_whole
+from appliance.agent.answer.said import (SAY_YES_OR_NO, affirms, begins_yes_or_no, claims_any_fault, denies_all,
+                                         names_a_problem, number_forms, says_whole)
 
 from appliance.agent.question.kinds import Asks
 from appliance.agent.question.question import (AMOUNT_FORM as AMOUNT, OPEN, WHICH, WHY, YES_NO_FORM as YES_NO,
                                             Question, as_question, asks_ranking, is_conditional, question_form,
                                             reports_trouble, seeks_fault)
 
-__all__ = ["SAY_YES_OR_NO", "begins_yes_or_no", "AMOUNT", "OPEN", "WHICH", "WHY", "YES_NO", "asks_ranking", "is_conditional", "question_form",
-           "reports_trouble", "seeks_fault"]
+__all__ = ["AMOUNT", "OPEN", "SAY_YES_OR_NO", "WHICH", "WHY", "YES_NO", "asks_ranking", "begins_yes_or_no",
+           "is_conditional", "question_form", "reports_trouble", "seeks_fault"]
 
 
 @dataclass(frozen=True)

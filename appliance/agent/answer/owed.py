@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from appliance.agent.answer.said import (CULPRIT_FIELDS, claims_any_fault, claims_problem, denies_all, names_a_problem,
-                                         names_cause, quotes_a_verdict)
-from appliance.agent.answer.said import SAY_YES_OR_NO, begins_yes_or_no, misses_culprit, names_first_ranked
 from appliance.agent.answer.clear import settled_clear, verdicts_clear
+from appliance.agent.answer.said import (CULPRIT_FIELDS, SAY_YES_OR_NO, begins_yes_or_no, claims_any_fault,
+                                         claims_problem, denies_all, misses_culprit, names_a_problem, names_cause,
+                                         names_first_ranked, quotes_a_verdict)
 from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
 from appliance.agent.question.question import (WHICH, Question, as_question, asks_ranking, is_conditional, question_form,
                                             seeks_fault)

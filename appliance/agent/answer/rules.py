@@ -21,10 +21,9 @@ from appliance.agent.answer.facts import facts_asked, facts_missed, stating
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.owed import claims_nothing, lookup_missed, place_problem_missed, settled_no, unbacked_culprits
-from appliance.agent.answer.said import first_ranked, misses_culprit
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
-from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, names_a_problem, names_cause, names_process,
-                                        restates)
+from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, first_ranked, misses_culprit, names_a_problem,
+                                        names_cause, names_process, restates)
 from appliance.agent.answer.settled import PID_STATED, first_fine_place, settled_clear, verdicts_clear
 from appliance.agent.answer.users import names_a_user, observed_users, user_verdict
 from appliance.agent.evidence import LOGS, PATH_ASK_FAMILIES, Evidence
