@@ -42,6 +42,9 @@ READS = Finding("path_lookup", OK, "/srv/r/q2.csv exists: www-data can pass ever
                 path="/srv/r/q2.csv")
 DELETED_OK = Finding("deleted_open", OK, "no space held by deleted files worth noting: the biggest, 4.0 KiB, in "
                      "bash (pid 44)")
+GROWS = Finding("disk_growth", WARNING, "growing: /srv/spool/t.log grew from 23.8 MiB to 26.0 MiB in 1.2 s "
+                "(1.9 MiB/s), written by ingestd (pid 31); its filesystem has 230.0 MiB free",
+                culprit="/srv/spool/t.log", path="/srv/spool/t.log")
 OVERVIEW = {"os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-18-amd64", "hostname": "web1",
             "virtualization": "virtual machine (KVM)", "time_zone": "Europe/Berlin (UTC+01:00)",
             "cpu": {"model": "AMD EPYC 7B13", "logical_cores": 2}}
@@ -93,6 +96,9 @@ CASES: dict[str, Case] = {
     "names-the-culprit": Case("my laptop is slow, what is going on?", Asks.EXPLANATION,
                               "The fan is loud because the room is warm: 22 C.", Evidence((CPU_HOG,), ("cpu",)),
                               (CPU_HOG.line(), "temp=22 C")),
+    "names-the-doer": Case("Space on /srv/spool keeps shrinking: which file is growing, and which process writes it?",
+                           Asks.FILE, "The file /srv/spool/t.log is growing at 1.9 MiB/s.",
+                           Evidence((GROWS,), ("disk_growth",)), (GROWS.line(),)),
     "none-at-the-place": Case("which program is keeping /mnt/backup busy?", Asks.PROCESS,
                               "bash (pid 44) has files open on /mnt/backup.",
                               Evidence((DELETED_OK, HELD_BY_NONE), ("path_holders", "deleted_open"),
@@ -653,3 +659,24 @@ def test_the_rule_tables_of_the_docs_mark_each_rule_with_exactly_its_kinds(doc):
         marks = by_name[rule.name]
         assert len(marks) == len(Asks), rule.name
         assert {kind for kind, mark in zip(Asks, marks) if mark} == set(rule.kinds), rule.name
+
+
+def test_a_question_asking_who_does_it_beside_the_thing_is_steered_to_the_process_the_check_names():
+    """Class: "what is growing (how many …), and which process writes (starts) it?" — the thing
+    named, the doer left out, where a problem verdict names it. The retry begins with the verdict's
+    clause that names the process, and an answer naming it (by name or pid) passes. A question
+    that asks no doer, and an all-clear, are left alone."""
+    from appliance.agent.answer.steer import steer
+    case = CASES["names-the-doer"]
+    question = read_question(case.question)
+    assert question.doer and not read_question("which file under /srv/spool is growing?").doer
+    rule = next(r for r in RULES if r.name == "names-the-doer")
+    misfit = rule.judge(Answer(case.answer, {}), question, _ctx(case, question))
+    assert misfit is not None and misfit.kind is Kind.NAMES_NO_DOER and misfit.finding is GROWS
+    opening = steer(misfit, question, case.evidence, list(case.bodies)).openings
+    assert opening == ("/srv/spool/t.log grew from 23.8 MiB to 26.0 MiB in 1.2 s (1.9 MiB/s), written by ingestd (pid 31)",)
+    for named in ("/srv/spool/t.log grows at 1.9 MiB/s, written by ingestd.", "/srv/spool/t.log, by pid 31."):
+        assert rule.judge(Answer(named, {}), question, _ctx(case, question)) is None
+    plain = read_question("which file under /srv/spool is growing?")
+    assert rule.judge(Answer(case.answer, {}), plain, _ctx(case, plain)) is None
+    assert rule.judge(Answer("No problem found: nothing grows.", {}), question, _ctx(case, question)) is None

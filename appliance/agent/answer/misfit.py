@@ -37,6 +37,7 @@ class Kind(str, Enum):
     NO_NUMBER = "no-number"
     NAMES_NO_THING = "names-no-thing"
     NAMES_NO_USER = "names-no-user"  # name: the user the observations rank first
+    NAMES_NO_DOER = "names-no-doer"  # finding: the problem verdict that names the process doing it
     LOG_NOT_QUOTED = "log-errors-not-quoted"
     UNADDRESSED = "finding-not-addressed"
     LOOKUP_MISSED = "lookup-not-answered"  # finding: the ok lookup of the named path the answer left out or denied

@@ -12,9 +12,9 @@ import re
 from typing import Any, Mapping
 
 from appliance.agent.answer.clear import settled_clear, verdicts_clear
-from appliance.agent.answer.said import (CULPRIT_FIELDS, SAY_YES_OR_NO, begins_yes_or_no, claims_any_fault,
-                                         claims_problem, denies_all, misses_culprit, names_a_problem, names_cause,
-                                         names_first_ranked, quotes_a_verdict)
+from appliance.agent.answer.said import (CULPRIT_FIELDS, NAMED_PROCESS, SAY_YES_OR_NO, begins_yes_or_no,
+                                         claims_any_fault, claims_problem, denies_all, misses_culprit, names_a_problem,
+                                         names_cause, names_first_ranked, names_process, quotes_a_verdict)
 from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
 from appliance.agent.question.question import (WHICH, Question, as_question, asks_ranking, is_conditional, question_form,
                                             seeks_fault)
@@ -130,3 +130,17 @@ def lookup_missed(answer: str, evidence: Evidence) -> Finding | None:
     if _ACCESS.search(answer) and (not _NO_ACCESS.search(answer) or _NO_ACCESS.search(lookup.verdict)):
         return None
     return lookup
+
+
+def doer_missed(answer: str, result: Mapping[str, Any], question: Question, evidence: Evidence) -> Finding | None:
+    """"What is growing there, and which process writes it?": the problem verdict of the question's
+    part that names a process (its writer, its parent, its holder) when the answer names none of
+    the processes those verdicts name; None when the question asks no doer or none was found."""
+    if not question.doer or denies_all(answer):
+        return None
+    problems = [f for f in evidence.asked_problems() if NAMED_PROCESS.search(f.verdict)]
+    stated = " ".join([answer, *(str(v) for v in result.values())])
+    if not problems or any(names_process(stated, m.group(1), m.group(2))
+                           for f in problems for m in NAMED_PROCESS.finditer(f.verdict)):
+        return None
+    return problems[0]

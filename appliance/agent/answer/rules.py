@@ -20,7 +20,8 @@ from appliance.agent.answer.checks import Verdict, check_answer
 from appliance.agent.answer.facts import facts_asked, facts_missed, stating
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.owed import claims_nothing, lookup_missed, place_problem_missed, settled_no, unbacked_culprits
+from appliance.agent.answer.owed import (claims_nothing, doer_missed, lookup_missed, place_problem_missed, settled_no,
+                                         unbacked_culprits)
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
 from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, first_ranked, misses_culprit, names_a_problem,
                                         names_cause, names_process, restates)
@@ -158,6 +159,13 @@ def _misses_culprit(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None
     else:
         return None
     return _labelled(Kind.MISSES_CULPRIT, reason, problems[0] if problems else None)
+
+
+def _misses_doer(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
+    found = doer_missed(a.text, a.result, q, ctx.evidence)
+    return None if found is None else Misfit(Kind.NAMES_NO_DOER, "[names-no-doer: the question also asks which "
+                                             f"process does it; the check names: {found.line()[:160]}]", found,
+                                             own="[names-no-doer: the question also asks which process does it]")
 
 
 def _no_thing_at_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
@@ -310,6 +318,8 @@ RULES: tuple[Rule, ...] = (
     Rule("under-the-place", frozenset({Asks.FILE, Asks.FOLDER, Asks.PROCESS, Asks.FILESYSTEM}),
          "which … under a folder it names", _outside_place),
     Rule("names-the-culprit", _FAULT_KINDS, "what is wrong? where the checks found the culprit", _misses_culprit),
+    Rule("names-the-doer", frozenset({Asks.FILE, Asks.FOLDER, Asks.FILESYSTEM, Asks.AMOUNT, Asks.COUNT, Asks.EXPLANATION}),
+         "what grows (how many …), and which process does it? where the checks name it", _misses_doer),
     Rule("none-at-the-place", frozenset({Asks.PROCESS, Asks.FILE, Asks.FOLDER}),
          "which process (file, folder) … at a place it names, where the checks found nothing wrong there",
          _no_thing_at_place),

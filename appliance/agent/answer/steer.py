@@ -15,7 +15,7 @@ shows, with no verdict to say what it should have named, is sent back without an
 from __future__ import annotations
 
 from appliance.agent.answer.misfit import NO_REAL_CULPRIT, Kind, Misfit
-from appliance.agent.answer.openings import (MAX_OPENING, NO_PROBLEM, fine_opening, headline, statement,
+from appliance.agent.answer.openings import (MAX_OPENING, NO_PROBLEM, doer_clause, fine_opening, headline, statement,
                                              top_clauses)
 from appliance.agent.question.kinds import THINGS
 from appliance.agent.question.question import Question, as_question
@@ -149,6 +149,8 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
         found = misfit.finding
         opening = statement(found) if found is not None and found.is_problem else f"The user {misfit.name}"
         return Steer(culprits=(misfit.name,), openings=(opening[:MAX_OPENING],))
+    if misfit.kind is Kind.NAMES_NO_DOER and misfit.finding is not None:  # the thing was named; now who does it
+        return Steer(openings=(doer_clause(misfit.finding),))
     if misfit.kind is Kind.FACT_NOT_NAMED and misfit.name:  # the measured facts, whatever else was found
         return Steer(openings=(misfit.name[:MAX_OPENING],))
     if misfit.kind is Kind.LOG_NOT_QUOTED and log_errors:

@@ -57,6 +57,7 @@ class Question:
     path_ask: PathAsk = field(default_factory=PathAsk)  # what it asks about a path it names (analyzers.named_path)
     facts: tuple[str, ...] = ()  # the plain facts it asks for ("kernel", "virtualization"; question.facts)
     rate: bool = False  # "how fast …?", "at what rate …?": the amount asked is per unit of time
+    doer: bool = False  # "…, and which process writes it?": the process doing it is asked as well
     source: str = "words"
     prior: tuple[str, str, bool] | None = field(default=None, compare=False)  # the words' labels, when the model chose
 
@@ -199,7 +200,7 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
         trouble=trouble_in(words), udp=bool(re.search(r"\budp\b", text, re.I)),
         superlative=superlative_in(words), says_which=bool(re.search(r"\bwhich\b", text, re.I)),
         sure=sure, failure=failure_in(words), path_ask=path_ask(words),
-        facts=facets_in(words), rate=bool(_RATE.search(words)),
+        facts=facets_in(words), rate=bool(_RATE.search(words)), doer=bool(_DOER.search(words)),
     )
 
 
@@ -207,6 +208,15 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
 # "Every minute" says when a symptom comes, not what is asked ("which job runs every minute?").
 _RATE = re.compile(r"\bhow (?:fast|quickly)\b|\bat what (?:rate|speed|pace)\b|\bwhat(?:'s| is)? (?:the |its )?(?:growth )?"
                    r"(?:rate|speed|pace)\b|\bhow (?:many|much)\b[^?.,;]*\b(?:per|a|an|each|every) (?:second|minute|hour)\b",
+                   re.I)
+
+
+# The process doing what is asked about, asked for beside it ("what is growing, and who writes it?",
+# "how many … and what starts them?"); "what is filling my disk?" asks for the files, not a doer.
+_DOER = re.compile(r"\bwho(?:'s|\s+is)?\s+(?:\w+ing|writes|starts|spawns|launches|opens|holds|creates|runs|keeps)\b"
+                   r"|\b(?:which|what)\s+(?:process(?:es)?|programs?|apps?|applications?|daemons?)\b"
+                   r"|\bwhat(?:'s|\s+is)?\s+(?:writes|writing|starts|starting|spawns|spawning|launches|launching|creates|"
+                   r"creating)\b|\b(?:written|created|started|spawned|launched|held|opened)\s+by\s+(?:what|whom|which)\b",
                    re.I)
 
 
