@@ -252,3 +252,24 @@ def test_the_path_ask_reads_the_words_as_typed_spelled_out():
 ])
 def test_a_request_is_out_of_scope_when_none_of_its_machine_words_points_at_this_machine(text, out_of_scope):
     assert (read_question(text).asks is Asks.OUT_OF_SCOPE) is out_of_scope
+
+
+@pytest.mark.parametrize("text, rate, doer", [
+    ("how fast is /srv/spool filling?", True, False),
+    ("space on /srv/spool keeps disappearing, which file and how quickly?", True, False),
+    ("at what rate is the log growing?", True, False),
+    ("how many errors per minute does the app log?", True, False),
+    ("what is growing in /srv/spool and who writes it?", False, True),
+    ("How many worker processes are running, and which process starts them?", False, True),
+    ("how many copies of foo are there and what starts them?", False, True),
+    ("which file under /srv/spool was written by what?", False, True),
+    # neither: a size, a duration, a symptom's frequency, the files filling a disk
+    ("how big is /var/log?", False, False),
+    ("how long has this machine been up?", False, False),
+    ("which cron job runs every minute?", False, False),
+    ("something starts every minute and slows everything down", False, False),
+    ("what is filling my disk?", False, False),
+])
+def test_an_amount_per_unit_of_time_and_the_process_doing_it_are_read_from_the_words(text, rate, doer):
+    question = read_question(text)
+    assert (question.rate, question.doer) == (rate, doer)
