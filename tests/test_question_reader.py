@@ -273,3 +273,28 @@ def test_a_request_is_out_of_scope_when_none_of_its_machine_words_points_at_this
 def test_an_amount_per_unit_of_time_and_the_process_doing_it_are_read_from_the_words(text, rate, doer):
     question = read_question(text)
     assert (question.rate, question.doer) == (rate, doer)
+
+
+@pytest.mark.parametrize("text, out_of_scope", [
+    # general knowledge, in any shape, with nothing pointed at this machine
+    ("what's the difference between tcp and udp", True),
+    ("how does a hash table work", True),
+    ("what does http error 418 mean in general", True),
+    ("is python faster than java", True),
+    ("can you give me a regex that matches email addresses", True),
+    ("how do I center a div in css", True),
+    ("convert 5 miles to km", True),
+    ("what's 15% of 80", True),
+    ("whats a good name for my cat", True),
+    # the same shapes about this machine
+    ("how do I check disk space?", False),
+    ("how can I tell which process uses port 8080?", False),
+    ("is my disk faster than my network?", False),
+    ("give me a list of the biggest files on my disk", False),
+    ("what's the difference between the two logs in /var/log/app?", False),
+    ("how does the backup job on this box work?", False),
+    ("what's a good way to free space on this laptop?", False),
+    ("what does 'target is busy' mean?", False),
+])
+def test_general_knowledge_is_out_of_scope_unless_it_points_at_this_machine(text, out_of_scope):
+    assert (read_question(text).asks is Asks.OUT_OF_SCOPE) == out_of_scope

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from appliance.agent.question.scope import elsewhere
 from appliance.agent.question.facts import facets_in
 from appliance.agent.question.kinds import AMOUNT_FORM, OPEN, WHICH, WHY, YES_NO_FORM, Asks, Resource
 
@@ -160,51 +161,6 @@ def named_things(text: str) -> list[str]:
 
 # What is asked, by words: the first that matches wins (the order matters: "how many processes"
 # asks a count, not a process).
-_OUT_OF_SCOPE = re.compile(
-    r"\b(?:weather|forecast|poem|haiku|joke|recipe|stocks?|share\s+price|bitcoin|president|prime\s+minister|"
-    r"capital\s+of|population|football|soccer|movie|song|lyrics|translate|essay|novel|story|horoscope|lottery|"
-    r"girlfriend|boyfriend|dinner|birthday|vacation|holiday|homework|relativity|revenue|traffic\s+on\s+the\s+way|"
-    r"send\s+an?\s+(?:e-?mail|message|text)|book\s+a|order\s+(?:me\s+)?a)\b", re.I)
-# Words about a computer: a question with none of them (and no path or port) is not about this machine.
-_MACHINE = re.compile(
-    r"\b(?:comput\w*|machine|laptop|pc|desktop|server|box|system\w*|linux|ubuntu|debian|os|kernel|app\w*|program\w*|"
-    r"process\w*|pid|files?|folders?|director\w*|dir|disks?|drives?|ssd|space|storage|partition\w*|mount\w*|network\w*|"
-    r"internet|wifi|ports?|sockets?|connect\w*|services?|daemon|logs?|errors?|boot\w*|cpu|processor|cores?|memory|"
-    r"ram|swap|load|fans?|hot|slow\w*|sluggish|fast|lag\w*|freez\w*|crash\w*|hang\w*|stuck|screen|browser|sites?|"
-    r"websites?|video\w*|tabs?|download\w*|upload\w*|install\w*|update\w*|users?|accounts?|root|sudo|terminal|"
-    r"command|script\w*|cron|timers?|jobs?|clock|time\s*zone|uptime|dns|ip|address|firewall|config\w*|settings?|"
-    r"password|permission\w*|access|gigs?|gb|mb|bytes?|usb|sd|card|printer|keyboard|mouse|battery|running|runs?|"
-    r"database|db|docker|container|vm|virtual|python|java|node|nginx|apache|ssh|backup\w*|sync\w*|email\s+server|"
-    r"host\w*|route\w*|resolv\w*|reach\w*|df|du|ls|ps|top|iptables|nft|units?|fstab|devices?|i/?o|pressure|psi|"
-    r"mysql|postgres\w*|redis|tomcat|httpd|sshd|systemd|journal\w*|cgroups?|threads?|fork\w*|monitor|gpu|"
-    r"packages?|drivers?|hardware|shutdown|shut\s+down|reboot\w*|restart\w*|sleep|wake|login|log\s+in|"
-    r"writ\w*|sav(?:e|ed|ing)|reports?|print\w*|open\w*|delet\w*|copy\w*|start\w*|stop\w*|work\w*)\b"
-    r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z0-9-]+\.(?:internal|local|lan|com|org|net|io)\b",
-    re.I)
-# The shape of a request for general knowledge or a chore ("explain …", "write me …", "what is the
-# population of …"): with no word about a computer, it is not about this machine.
-_REQUEST = re.compile(
-    r"^\W*(?:(?:can|could|would)\s+(?:you|u)\s+(?:please\s+)?)?(?:help\s+me\s+with|write|tell\s+me\s+(?:a|about)|"
-    r"explain|predict|translate|send|recomm?end|suggest|summari[sz]e|compose|draft|plan|book|order|"
-    r"who\s+(?:won|is|was|were)|what\s+is\s+the\s+(?:population|capital|meaning|best|temperature|weather)|"
-    r"what'?s\s+the\s+(?:weather|temperature|score)|how\s+do\s+(?:i|you)\s+(?:cook|bake|make|say)|"
-    r"hows?\s+the\s+(?:traffic|weather))\b", re.I)
-# Words that point a machine word at this machine ("my laptop", "the disk", "this box"); a request
-# whose machine words none of them points at is about computers in general ("write a Python
-# function", "recommend a good laptop", "translate 'disk full'"), a chore, not this machine's state.
-_HERE = frozenset("my this the our these those its mine".split())
-_ON_HERE = re.compile(r"\b(?:here|on\s+it|in\s+it)\b", re.I)
-
-
-def _points_here(text: str) -> bool:
-    """A machine word of `text` follows, within three words, a word that points at this machine."""
-    for match in _MACHINE.finditer(text):
-        before = [word.strip(",.;:'\"()").lower() for word in text[:match.start()].split()[-3:]]
-        if _HERE.intersection(before):
-            return True
-    return bool(_ON_HERE.search(text))
-
-
 _USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+){0,2}?(?:users?|accounts?|uids?)\b|\bwhose\b"
                    r"|\bwho\s+(?:is\s+)?(?:logged|using|eats|owns|is\s+the\s+one)\b|\bwho'?s\s+account\b"
                    r"|\b(?:per|by|each)\s+user\b|\buser\s+(?:is\s+)?(?:using|uses|eating|hogging)\b"
@@ -366,8 +322,7 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
     """What the question asks for, by its words alone, and whether words that say so matched
     (False: the reader fell back to its default, and the model's choice is worth more)."""
     form = form_in(text)
-    if not paths and ((_OUT_OF_SCOPE.search(text) and not _FAULT.search(text))
-                      or (_REQUEST.search(text) and not _points_here(text))):
+    if not paths and elsewhere(text, faulty=bool(_FAULT.search(text))):
         return Asks.OUT_OF_SCOPE, True
     if (_FACT.search(text) or (_TELL_ME.search(text) and facets_in(text))) and not _FAULT.search(text):
         return Asks.SYSTEM_FACT, True
