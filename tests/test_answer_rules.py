@@ -68,6 +68,11 @@ def test_a_rate_is_answered_with_a_rate():
     problem = check_fit(q, "/srv/spool/a.log is the largest file and is growing at 125.2 MiB.", {}, bodies)
     assert problem is not None and problem.startswith("[no-rate") and "2.1 MiB/s" in problem
     assert check_fit(q, "/srv/spool/a.log grows at 2.1 MiB/s.", {}, bodies) is None
+    # the rate is in the evidence already: the retry gets no other tool run first
+    from appliance.agent.answer.fit import fit_misfit
+    from appliance.agent.answer.misfit import LACKS_FACT
+    misfit = fit_misfit(q, "/srv/spool/a.log is the largest file and is growing at 125.2 MiB.", {}, bodies)
+    assert misfit is not None and misfit.kind not in LACKS_FACT
     assert check_fit("at what rate is /srv/spool growing?", "About 2.1 MiB per second, in a.log.", {}, bodies) is None
     assert check_fit("how big is /srv/spool/a.log?", "It is 125.2 MiB.", {}, bodies) is None
     assert check_fit("how long has this machine been up?", "3 d 4 h.", {}, ["up 3 d 4 h; load 2.1 per s"]) is None

@@ -77,8 +77,8 @@ def _rate_missed(question: "Question | str", stated: str, bodies: Iterable[str])
     rates = [m.group(0) for body in bodies for m in _RATE_NUMBER.finditer(body) if re.search(r"[1-9]", m.group(0))]
     if not rates:
         return None
-    return Misfit(Kind.NO_NUMBER, f"[no-rate: the question asks how fast; give the rate an observation shows, "
-                                  f"such as {rates[0]}]", own="[no-rate: the question asks how fast]")
+    return Misfit(Kind.NO_RATE, f"[no-rate: the question asks how fast; give the rate an observation shows, "
+                                f"such as {rates[0]}]", own="[no-rate: the question asks how fast]")
 
 
 def _numbers_in(text: str) -> set[str]:

@@ -35,6 +35,7 @@ class Kind(str, Enum):
     MISSES_CULPRIT = "misses-the-check"
     NOT_FIRST = "not-the-first"
     NO_NUMBER = "no-number"
+    NO_RATE = "no-rate"  # a how-fast question answered without the rate an observation shows
     NAMES_NO_THING = "names-no-thing"
     NAMES_NO_USER = "names-no-user"  # name: the user the observations rank first
     NAMES_NO_DOER = "names-no-doer"  # finding: the problem verdict that names the process doing it
