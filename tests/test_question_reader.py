@@ -298,3 +298,25 @@ def test_an_amount_per_unit_of_time_and_the_process_doing_it_are_read_from_the_w
 ])
 def test_general_knowledge_is_out_of_scope_unless_it_points_at_this_machine(text, out_of_scope):
     assert (read_question(text).asks is Asks.OUT_OF_SCOPE) == out_of_scope
+
+
+@pytest.mark.parametrize("text, asks, resource", [
+    # "log in" is a verb: a login is read from the logs, but the question asks no log's cause
+    ("ssh into this box is super slow to log in", Asks.EXPLANATION, Resource.LOGS),
+    ("I cant log on as root anymore, why?", Asks.EXPLANATION, Resource.LOGS),
+    ("what are the errors in the log in /var/log/app?", Asks.LOG_CAUSE, Resource.LOGS),
+    # a question shaped like one about the world, with computer words in it, is about this machine
+    ("who is logged in right now", Asks.USER, None),
+    ("who is using port 8080", None, Resource.NETWORK),
+    ("what is the best way to free up disk space", None, Resource.DISK_SPACE),
+    ("who is the president of france", Asks.OUT_OF_SCOPE, None),
+    ("what is the best filesystem for an ssd", Asks.OUT_OF_SCOPE, None),
+])
+def test_a_login_is_no_log_and_a_worldly_shape_with_computer_words_is_about_this_machine(text, asks, resource):
+    question = read_question(text)
+    if asks is not None:
+        assert question.asks is asks
+    else:
+        assert question.asks is not Asks.OUT_OF_SCOPE
+    if resource is not None:
+        assert question.resource is resource

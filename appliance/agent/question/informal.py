@@ -33,6 +33,20 @@ def _spelled(match: re.Match) -> str:
     return full[0].upper() + full[1:] if word[0].isupper() and full[0].isalpha() else full
 
 
+# "log in", "log on", "log out" as a verb ("ssh is slow to log in", "I can't log on"): one word, so that
+# no reader takes it for a log; "the log in /var/log/app" (a determiner before it) is a log.
+_LOG_VERB = re.compile(r"\b(?:(\w+)\s+)?(log)s?\s+(in|on|out)(?:to)?\b", re.I)
+_DETERMINERS = frozenset("the a an this that my your our their its each every which what any one no".split())
+
+
+def _log_verb(match: re.Match) -> str:
+    before = match.group(1)
+    if before is not None and before.lower() in _DETERMINERS:
+        return match.group(0)
+    return (f"{before} " if before else "") + match.group(2) + match.group(3)
+
+
 def as_typed(text: str) -> str:
-    """The question with its informal spellings written out ("whats wrong" → "what's wrong")."""
-    return _WORD.sub(_spelled, text.translate(_QUOTES))
+    """The question with its informal spellings written out ("whats wrong" → "what's wrong") and
+    "log in" as the verb it is ("login")."""
+    return _LOG_VERB.sub(_log_verb, _WORD.sub(_spelled, text.translate(_QUOTES)))

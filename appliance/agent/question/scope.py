@@ -28,7 +28,7 @@ _MACHINE = re.compile(
     r"database|db|docker|container|vm|virtual|python|java|node|nginx|apache|ssh|backup\w*|sync\w*|email\s+server|"
     r"host\w*|route\w*|resolv\w*|reach\w*|df|du|ls|ps|top|iptables|nft|units?|fstab|devices?|i/?o|pressure|psi|"
     r"mysql|postgres\w*|redis|tomcat|httpd|sshd|systemd|journal\w*|cgroups?|threads?|fork\w*|monitor|gpu|"
-    r"packages?|drivers?|hardware|shutdown|shut\s+down|reboot\w*|restart\w*|sleep|wake|login|log\s+in|"
+    r"packages?|drivers?|hardware|shutdown|shut\s+down|reboot\w*|restart\w*|sleep|wake|login|logon|logout|log\s+in|logged\s+(?:in|on|out)|"
     r"writ\w*|sav(?:e|ed|ing)|reports?|print\w*|open\w*|delet\w*|copy\w*|start\w*|stop\w*|work\w*)\b"
     r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z0-9-]+\.(?:internal|local|lan|com|org|net|io)\b",
     re.I)
@@ -37,8 +37,13 @@ _MACHINE = re.compile(
 _REQUEST = re.compile(
     r"^\W*(?:(?:can|could|would)\s+(?:you|u)\s+(?:please\s+)?)?(?:help\s+me\s+with|write|tell\s+me\s+(?:a|about)|"
     r"explain|predict|translate|send|recomm?end|suggest|summari[sz]e|compose|draft|plan|book|order|"
-    r"who\s+(?:won|is|was|were)|what\s+is\s+the\s+(?:population|capital|meaning|best|temperature|weather)|"
-    r"what'?s\s+the\s+(?:weather|temperature|score)|how\s+do\s+(?:i|you)\s+(?:cook|bake|make|say)|"
+    r"what\s+is\s+the\s+best(?!\s+way\b))\b", re.I)
+# A question about the world ("who won …", "what is the capital of …", "how do I bake …"): out of
+# scope only when no computer word is in it at all: "who is logged in?", "who is using port 8080?"
+# and "what is the best way to free disk space?" are about this machine.
+_WORLD = re.compile(
+    r"^\W*(?:who\s+(?:won|is|was|were)|what\s+is\s+the\s+(?:population|capital|meaning|temperature|weather|best\s+way)|"
+    r"what'?s\s+the\s+(?:weather|temperature|score|best\s+way)|how\s+do\s+(?:i|you)\s+(?:cook|bake|make|say)|"
     r"hows?\s+the\s+(?:traffic|weather))\b", re.I)
 # Words that point a machine word at this machine ("my laptop", "the disk", "this box"); a request
 # whose machine words none of them points at is about computers in general ("write a Python
@@ -76,4 +81,4 @@ def elsewhere(text: str, faulty: bool = False) -> bool:
         return True
     if (_REQUEST.search(text) or _GENERAL.search(text)) and not _points_here(text):
         return True
-    return bool(_HOW_TO.search(text)) and not _MACHINE.search(text)
+    return bool(_HOW_TO.search(text) or _WORLD.search(text)) and not _MACHINE.search(text)

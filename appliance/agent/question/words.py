@@ -236,7 +236,8 @@ _RESOURCES: tuple[tuple[Resource, re.Pattern], ...] = (
                                   r"\bwrit(?:es|ing)\s+(?:to|the\s+most|right\s+now)|\breads?\s+and\s+writes|"
                                   r"\bhammer\w*\s+(?:the\s+)?disk|\bdrive\s+light|\bmb/s\b|\b(?:disk|drive)\s+is\s+at\s+100|"
                                   r"\b(?:disks?|drives?)\b.{0,25}\b(?:really\s+)?slow", re.I)),
-    (Resource.LOGS, re.compile(r"\blogs?\b|\.log\b|\bjournal|\bsyslog|\bdmesg|\bkernel\s+(?:errors?|messages?)|"
+    # a login that fails or crawls is read from the logs (auth, sshd, the journal)
+    (Resource.LOGS, re.compile(r"\blogs?\b|\blog(?:in|on)s?\b|\.log\b|\bjournal|\bsyslog|\bdmesg|\bkernel\s+(?:errors?|messages?)|"
                                r"\bexceptions?\b|\.out\b", re.I)),
     (Resource.CONFIG, re.compile(r"\bconfig\w*|\bsettings?\b|\.conf\b|\.cfg\b|\.ini\b|\.ya?ml\b|\.toml\b|"
                                  r"\bunit\s+files?|\bset\s+to\b|\bsysctl|\blimits\.conf", re.I)),
