@@ -32,8 +32,8 @@ _MACHINE = re.compile(
     r"writ\w*|sav(?:e|ed|ing)|reports?|print\w*|open\w*|delet\w*|copy\w*|start\w*|stop\w*|work\w*)\b"
     r"|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z0-9-]+\.(?:internal|local|lan|com|org|net|io)\b",
     re.I)
-# The shape of a request for general knowledge or a chore ("explain …", "write me …", "what is the
-# population of …"): with no word about a computer, it is not about this machine.
+# The shape of a request for general knowledge or a chore ("explain …", "write me …", "recommend …",
+# "what is the best …"): about this machine only when a computer word of it points here (below).
 _REQUEST = re.compile(
     r"^\W*(?:(?:can|could|would)\s+(?:you|u)\s+(?:please\s+)?)?(?:help\s+me\s+with|write|tell\s+me\s+(?:a|about)|"
     r"explain|predict|translate|send|recomm?end|suggest|summari[sz]e|compose|draft|plan|book|order|"
