@@ -132,14 +132,14 @@ def lookup_missed(answer: str, evidence: Evidence) -> Finding | None:
     return lookup
 
 
-def doer_missed(answer: str, result: Mapping[str, Any], question: Question, evidence: Evidence) -> Finding | None:
+def doer_missed(answer: str, stated: str, question: Question, evidence: Evidence) -> Finding | None:
     """"What is growing there, and which process writes it?": the problem verdict of the question's
-    part that names a process (its writer, its parent, its holder) when the answer names none of
-    the processes those verdicts name; None when the question asks no doer or none was found."""
+    part that names a process (its writer, its parent, its holder) when the answer (`stated`: its
+    prose and fields) names none of the processes those verdicts name; None when the question asks
+    no doer or none was found."""
     if not question.doer or denies_all(answer):
         return None
     problems = [f for f in evidence.asked_problems() if NAMED_PROCESS.search(f.verdict)]
-    stated = " ".join([answer, *(str(v) for v in result.values())])
     if not problems or any(names_process(stated, m.group(1), m.group(2))
                            for f in problems for m in NAMED_PROCESS.finditer(f.verdict)):
         return None

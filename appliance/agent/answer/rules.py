@@ -162,7 +162,7 @@ def _misses_culprit(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None
 
 
 def _misses_doer(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
-    found = doer_missed(a.text, a.result, q, ctx.evidence)
+    found = doer_missed(a.text, a.stated, q, ctx.evidence)
     return None if found is None else Misfit(Kind.NAMES_NO_DOER, "[names-no-doer: the question also asks which "
                                              f"process does it; the check names: {found.line()[:160]}]", found,
                                              own="[names-no-doer: the question also asks which process does it]")
