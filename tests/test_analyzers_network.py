@@ -40,6 +40,19 @@ time.sleep(120)
 """
 
 
+# One process that connects COUNT clients to its own listener: 2 x COUNT sockets, no twin elsewhere.
+TALKER = """
+import pathlib, socket, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(256)
+clients = [socket.create_connection(s.getsockname()) for _ in range(COUNT)]
+served = [s.accept()[0] for _ in range(COUNT)]
+pathlib.Path(READY_FILE).write_text("ready")
+time.sleep(120)
+"""
+
+
 def _server(tmp_path, close_at_once: bool = False):
     return planted(SERVER, "appliance-test-server", tmp_path, CLOSE_AT_ONCE=close_at_once)
 
@@ -112,3 +125,19 @@ def test_a_few_connections_are_normal(tmp_path):
             assert not any(f.pid in (client_pid, server_pid) for f in problems(found)), found
             if not problems(found):
                 assert found[0].severity == "ok" and "inbound" in found[0].verdict and found[0].values["inbound"] >= 5
+
+
+def test_one_process_far_ahead_in_connections_stands_out_and_a_few_do_not(tmp_path):
+    """80 connections are no fault (500 are) but, where no other process holds a third as many,
+    the ok verdict carries the process as its standout; 4 connections never stand out."""
+    with planted(TALKER, "appliance-test-talker", tmp_path, COUNT=40) as (pid, _):
+        found = network.connections(readings())
+        assert not any(f.pid == pid for f in problems(found)), found
+        ok = [f for f in found if not f.is_problem]
+        assert ok and ok[0].standout is not None and ok[0].standout.pid == pid, found
+        assert ok[0].standout.amount >= 80 and f"(pid {pid}), " in ok[0].verdict
+        mine = network.connections(readings(own={pid}))
+        assert all(f.standout is None or f.standout.pid != pid for f in mine), mine
+    with planted(TALKER, "appliance-test-talker", tmp_path, COUNT=2) as (pid, _):
+        found = network.connections(readings())
+        assert all(f.standout is None or f.standout.pid != pid for f in found), found

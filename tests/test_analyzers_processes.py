@@ -122,6 +122,20 @@ def test_a_process_with_thousands_of_threads_is_named_and_the_appliance_never_is
         assert all(f.pid != pid and f.values.get("pid") != pid for f in found), found
 
 
+def test_a_process_far_ahead_in_threads_stands_out_though_it_is_no_fault(tmp_path):
+    """300 threads cross no leak threshold (1000) yet lead the ranking by far: the ok verdict
+    carries the process as its standout and says how far ahead it is; counted as the appliance's
+    own, it never stands out."""
+    with planted(MANY_THREADS, "appliance-test-threads", tmp_path, COUNT=300) as (pid, _):
+        found = process_counts.threads(readings())
+        assert len(found) == 1 and found[0].severity == "ok", found
+        lead = found[0].standout
+        assert lead is not None and lead.pid == pid and lead.amount >= 300 and lead.amount >= 3 * lead.next_amount
+        assert f"(pid {pid}), " in found[0].verdict and ("× the next" in found[0].verdict or "no other" in found[0].verdict)
+        mine = process_counts.threads(readings(own={pid}))
+        assert all(f.standout is None or f.standout.pid != pid for f in mine), mine
+
+
 def test_a_quiet_machine_has_normal_thread_and_descriptor_verdicts(tmp_path):
     with planted(MANY_THREADS, "appliance-test-threads", tmp_path, COUNT=40) as (pid, _):
         for analyzer, family in ((process_counts.threads, "threads"), (process_counts.open_files, "open_files"),
@@ -129,6 +143,7 @@ def test_a_quiet_machine_has_normal_thread_and_descriptor_verdicts(tmp_path):
             found = analyzer(readings())
             assert_verdicts(found, family)
             assert all(f.pid != pid for f in problems(found)), found  # 40 threads is no fault
+            assert all(f.standout is None or f.standout.pid != pid for f in found), found  # nor far ahead
         verdict = process_counts.threads(readings(own={os.getpid()}))
         assert any(f.severity == "ok" and "thread counts are normal" in f.verdict for f in verdict), verdict
 

@@ -137,6 +137,23 @@ def test_memory_quiet_verdict_names_the_top_consumer():
         assert machine.verdict.startswith("no memory pressure") and machine.culprit is None
 
 
+def test_a_process_holding_far_more_memory_than_any_other_stands_out(sandbox):
+    """600 MB resident with no memory pressure is no fault, but where no other process holds a
+    third of it, the ok verdict carries it as its standout; 20 MB never stands out."""
+    code = ("data = bytearray(SIZE << 20)\nfor i in range(0, len(data), 4096):\n    data[i] = 1\n"
+            "ready()\n" + SLEEP_FOREVER)
+    try:
+        big, _ = sandbox.spawn(f"hoarder-{short_token()}", code.replace("SIZE", "600"))
+        small, _ = sandbox.spawn(f"keeper-{short_token()}", code.replace("SIZE", "20"))
+        machine = check("memory")[0]
+        if machine.severity == OK:
+            assert machine.standout is not None and machine.standout.pid == big, machine
+            assert "× the next" in machine.verdict or "no other" in machine.verdict
+        assert machine.standout is None or machine.standout.pid != small
+    finally:
+        sandbox.close()
+
+
 def test_oom_kill_is_named_with_when(sandbox):
     group = MemoryGroup(32 * MIB)
     name = f"oomvictim-{short_token()}"
@@ -335,6 +352,8 @@ def test_top_writer_is_named(tmp_path, sandbox):
     assert found[0].values["top_write_bytes_per_second"] > MIB and f"{name} (pid {pid})" in found[0].verdict
     for finding in problems(found):
         assert finding.culprit == name and finding.pid == pid
+    if not problems(found):  # no disk saturated: the one writer, megabytes a second, stands far ahead
+        assert found[0].standout is not None and found[0].standout.pid == pid, found
 
 
 def test_disk_io_quiet_verdict_has_values():

@@ -28,6 +28,42 @@ CRITICAL = "critical"
 SEVERITY_RANK = {OK: 0, UNKNOWN: 0, WARNING: 1, CRITICAL: 2}
 
 
+# A process stands out in its family's ranking when it holds at least this many times what the next
+# one holds (and at least the family's own floor): docs/analyzers.md, "Standing out".
+STANDOUT_RATIO = 3.0
+
+
+@dataclass(frozen=True)
+class Standout:
+    """The process a family ranks first by far, though no threshold of a fault is crossed (300
+    threads where the next process runs 20; 5 MiB/s of writes where nothing else writes). Why: a
+    person who asks "which program is eating my memory?" means that one, fault or not, and where
+    nothing stands out the honest answer is that none does."""
+
+    name: str
+    pid: int
+    amount: float
+    next_amount: float
+
+    def lead(self) -> str:
+        """How far ahead it is, in words: "9× the next", or "no other process has any"."""
+        if self.next_amount <= 0:
+            return "no other process has any"
+        return f"{self.amount / self.next_amount:.0f}× the next"
+
+
+def standout(ranked: Iterable[tuple[str, int, float]], floor: float, ratio: float = STANDOUT_RATIO) -> Standout | None:
+    """The first of (name, pid, amount) rows when it stands out: at least `floor`, and at least
+    `ratio` times the second row's amount."""
+    rows = sorted(ranked, key=lambda row: -row[2])
+    if not rows or rows[0][2] < floor:
+        return None
+    following = rows[1][2] if len(rows) > 1 else 0.0
+    if following > 0 and rows[0][2] < ratio * following:
+        return None
+    return Standout(rows[0][0], rows[0][1], float(rows[0][2]), float(following))
+
+
 @dataclass(frozen=True)
 class Finding:
     """One verdict of one analyzer.
@@ -39,6 +75,7 @@ class Finding:
     culprit: what is at fault, as an observation names it (a process name, a path, a port, a
         service); None when nothing is.
     pid / path: the culprit's pid or path when it has one.
+    standout: on an ok verdict, the process its ranking puts far ahead of the rest (Standout).
     """
 
     family: str
@@ -48,6 +85,7 @@ class Finding:
     culprit: str | None = None
     pid: int | None = None
     path: str | None = None
+    standout: Standout | None = None
 
     @property
     def is_problem(self) -> bool:
@@ -58,6 +96,9 @@ class Finding:
         for key in ("culprit", "pid", "path"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.standout is not None:
+            out["standout"] = {"process": self.standout.name, "pid": self.standout.pid,
+                               "amount": self.standout.amount, "next": self.standout.next_amount}
         out["values"] = dict(self.values)
         return out
 

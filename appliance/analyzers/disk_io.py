@@ -10,14 +10,14 @@ import os
 from typing import Any
 
 from appliance.analyzers import procfs
-from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding, standout
 from appliance.analyzers.naming import process_label, process_name, size
 from appliance.analyzers.readings import ReadingUnavailable, Readings
 
 BUSY_PERCENT = 90.0  # warning: I/O in flight ≥ 90 % of the interval
 AWAIT_MS = (50.0, 100.0)  # warning (with enough requests), critical (when also busy)
 MIN_IOPS = 10.0  # below this, an await is a few slow requests, not a queue
-NAMED_RATE = 1 << 20  # the top reader/writer is named from 1 MiB/s
+NAMED_RATE = 1 << 20  # the top reader/writer is named from 1 MiB/s, and stands out from it (with 3× the next)
 _SKIP = ("loop", "ram", "zram", "fd", "sr")
 
 
@@ -62,12 +62,13 @@ def _grade(row: dict) -> str:
     return OK
 
 
-def _top_io(readings: Readings) -> tuple[dict | None, float]:
-    def total(p: dict) -> float:
-        return (p.get("io_read_rate") or 0.0) + (p.get("io_write_rate") or 0.0)
+def _total(p: dict) -> float:
+    return (p.get("io_read_rate") or 0.0) + (p.get("io_write_rate") or 0.0)
 
-    top = max(readings.others(), key=total, default=None)
-    return (top, total(top)) if top is not None else (None, 0.0)
+
+def _top_io(readings: Readings) -> tuple[dict | None, float]:
+    top = max(readings.others(), key=_total, default=None)
+    return (top, _total(top)) if top is not None else (None, 0.0)
 
 
 def analyze(readings: Readings) -> list[Finding]:
@@ -96,9 +97,16 @@ def analyze(readings: Readings) -> list[Finding]:
     if findings:
         return findings
     busiest = rows[0]
+    lead = standout(((process_name(p), p["pid"], _total(p)) for p in readings.others()), NAMED_RATE)
+    if lead is not None and top is not None and lead.pid == top["pid"]:
+        who += f", {lead.lead()}"
+    else:
+        lead = None
     return [Finding("disk_io", OK,
                     f"no disk is saturated: the busiest, {busiest['disk']}, is busy {busiest['busy_percent']:.0f} % "
-                    f"with {busiest['iops']:.0f} requests/s, {busiest['await_ms']:.0f} ms per request{who}", values)]
+                    f"with {busiest['iops']:.0f} requests/s, {busiest['await_ms']:.0f} ms per request{who}", values,
+                    standout=lead)]
 
 
-ANALYZER = Analyzer("disk_io", ("disk", "io", "iowait", "slow", "writing", "reading", "throughput", "latency"), analyze)
+ANALYZER = Analyzer("disk_io", ("disk", "io", "iowait", "slow", "writing", "reading", "throughput", "latency", "ssd", "hdd", "nvme",
+                                "grinding", "hammering"), analyze)

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from appliance.analyzers import cgroups, procfs
-from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Analyzer, Finding, Standout, standout
 from appliance.analyzers.naming import gib, process_label, process_name, size
 from appliance.analyzers.readings import ReadingUnavailable, Readings
 from appliance.tools.redact import redact
@@ -23,6 +23,7 @@ AVAILABLE_PERCENT = (10.0, 5.0)  # warning, critical: MemAvailable below this sh
 PSI_SOME = 10.0  # warning: some task stalled on memory ≥ 10 % of the last 10 s
 PSI_FULL = 10.0  # critical: every task stalled ≥ 10 % of the last 10 s (thrashing)
 GROUP_PERCENT = (90.0, 97.0)  # warning, critical: a group's anonymous memory share of its limit
+STANDOUT_BYTES = 512 << 20  # the top consumer stands out from 512 MiB resident (and 3× the next)
 
 
 def _rss(info: dict) -> int:
@@ -40,7 +41,7 @@ def _pressure_severity(available_pct: float, psi: dict | None) -> str:
     return OK
 
 
-def _machine(top: dict | None) -> Finding:
+def _machine(top: dict | None, lead: Standout | None = None) -> Finding:
     vm = psutil.virtual_memory()
     psi = procfs.pressure_or_none("memory")
     available_pct = round(100.0 * vm.available / vm.total, 1)
@@ -56,7 +57,9 @@ def _machine(top: dict | None) -> Finding:
     state = f"{size(vm.available)} of {size(vm.total)} available ({available_pct:.0f} %){psi_text}"
     severity = _pressure_severity(available_pct, psi)
     if severity == OK:
-        return Finding("memory", OK, f"no memory pressure: {state}; {top_text}", values)
+        if lead is not None:
+            top_text += f", {lead.lead()}"
+        return Finding("memory", OK, f"no memory pressure: {state}; {top_text}", values, standout=lead)
     return Finding("memory", severity, f"memory pressure: {state}; {top_text}", values,
                    culprit=process_name(top) if top else None, pid=top["pid"] if top else None)
 
@@ -96,7 +99,9 @@ def analyze(readings: Readings) -> list[Finding]:
     if top is not None and _rss(top) == 0:
         top = None
     by_pid = {p["pid"]: p for p in others}
-    return [_machine(top)] + _groups(readings, by_pid)
+    lead = standout(((process_name(p), p["pid"], float(_rss(p))) for p in others), STANDOUT_BYTES)
+    return [_machine(top, lead if top is not None and lead is not None and lead.pid == top["pid"] else None)] \
+        + _groups(readings, by_pid)
 
 
 ANALYZER = Analyzer("memory", ("memory", "ram", "slow", "hog", "leak", "low memory", "out of memory"), analyze)

@@ -19,11 +19,12 @@ from typing import Iterable
 
 import psutil
 
-from appliance.analyzers.base import OK, WARNING, Finding
+from appliance.analyzers.base import OK, WARNING, Finding, standout
 from appliance.analyzers.readings import ReadingUnavailable, Readings
 from appliance.tools.procs import self_name
 
 CONNECTIONS_WARNING = 500  # sockets of one process, not listening
+CONNECTIONS_STANDOUT = 32  # the process with the most connections stands out from 32 (and 3× the next)
 STATE_WARNING = {psutil.CONN_CLOSE_WAIT: 20, psutil.CONN_SYN_SENT: 20}
 _SHOWN = 12
 _CLOSED = {psutil.CONN_TIME_WAIT, psutil.CONN_CLOSE}  # no process holds these any more
@@ -156,16 +157,19 @@ def connections(readings: Readings) -> list[Finding]:
         findings += _abnormal(pid, counts, readings)
     if findings:
         return findings
-    busiest = next(((pid, c) for pid, c in sorted(per_pid.items(), key=lambda kv: -kv[1]["all"])
-                    if pid is not None and pid not in own), None)
+    ranked = [(pid, c) for pid, c in sorted(per_pid.items(), key=lambda kv: -kv[1]["all"])
+              if pid is not None and pid not in own]
+    busiest = ranked[0] if ranked else None
+    lead = standout(((_name(pid, readings), pid, float(c["all"])) for pid, c in ranked), CONNECTIONS_STANDOUT)
     # phrased like the other rankings ("the most, 302, in NAME (pid N)"): one clause
     top = f"; the most, {busiest[1]['all']}, in {_name(busiest[0], readings)} (pid {busiest[0]})" if busiest else ""
+    top += f", {lead.lead()}" if lead is not None else ""
     closed = totals[psutil.CONN_TIME_WAIT]
     states = {k: v for k, v in totals.items() if k not in ("inbound", "outbound")}
     return [Finding("connections", OK,
                     f"connections are normal: {totals['inbound']} inbound to local listeners, {totals['outbound']} "
                     f"outbound{top}" + (f"; {closed} recently closed (TIME_WAIT)" if closed else ""),
-                    {"inbound": totals["inbound"], "outbound": totals["outbound"], "states": states})]
+                    {"inbound": totals["inbound"], "outbound": totals["outbound"], "states": states}, standout=lead)]
 
 
 def _abnormal(pid: int, counts: Counter, readings: Readings) -> list[Finding]:

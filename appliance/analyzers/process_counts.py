@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import psutil
 
-from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
+from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding, standout
 from appliance.analyzers.common import candidates, name_of, plural, proc_table, read_number, read_small, who
 from appliance.analyzers.readings import ReadingUnavailable, Readings
 
@@ -26,6 +26,7 @@ ZOMBIE_CRITICAL_SHARE = 0.05  # of pid_max: pid exhaustion is near
 FD_WARNING, FD_CRITICAL = 0.80, 0.95  # of the soft RLIMIT_NOFILE
 FILE_NR_WARNING = 0.80  # of fs.file-max
 THREADS_PROCESS_WARNING = 1000
+THREADS_STANDOUT = 100  # the process with the most threads stands out from 100 (and 3× the next)
 THREADS_SYSTEM_WARNING, THREADS_SYSTEM_CRITICAL = 0.75, 0.90  # of min(threads-max, pid_max)
 
 
@@ -172,9 +173,12 @@ def threads(readings: Readings) -> list[Finding]:
             f"runaway pool); {total} threads on the machine" + (f", limit {ceiling}" if ceiling else ""),
             {**values, "threads": p["num_threads"]}, culprit=name_of(p), pid=p["pid"]))
     if not findings:
+        lead = standout(((name_of(p), p["pid"], float(p["num_threads"])) for p in procs), THREADS_STANDOUT)
+        lead = lead if lead is not None and lead.pid == most["pid"] else None
         findings.append(Finding(
             "threads", OK,
-            f"thread counts are normal: the most, {most['num_threads']}, in {who(most)}; "
+            f"thread counts are normal: the most, {most['num_threads']}, in {who(most)}"
+            + (f", {lead.lead()}" if lead else "") + f"; "
             f"{total} threads on the machine" + (f" of a limit of {ceiling}" if ceiling else ""),
-            values))
+            values, standout=lead))
     return findings
