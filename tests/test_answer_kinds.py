@@ -18,7 +18,7 @@ from appliance.agent.answer.rules import RULES, Answer, AnswerContext, judge_ans
 from appliance.agent.evidence import Evidence, Look
 from appliance.agent.question.kinds import THINGS, Asks, Resource
 from appliance.agent.question.question import Question, read_question
-from appliance.analyzers.base import OK, WARNING, Finding
+from appliance.analyzers.base import OK, WARNING, Finding, Standout
 
 CPU_OK = Finding("cpu", OK, "no CPU hog: the busiest, kworker (pid 5), uses 2 % of one core", culprit=None)
 CPU_HOG = Finding("cpu", WARNING, "CPU hog: hashminer (pid 12) uses 99 % of one core (threshold 75 %)",
@@ -45,6 +45,8 @@ DELETED_OK = Finding("deleted_open", OK, "no space held by deleted files worth n
 GROWS = Finding("disk_growth", WARNING, "growing: /srv/spool/t.log grew from 23.8 MiB to 26.0 MiB in 1.2 s "
                 "(1.9 MiB/s), written by ingestd (pid 31); its filesystem has 230.0 MiB free",
                 culprit="/srv/spool/t.log", path="/srv/spool/t.log")
+MEM_LEAD = Finding("memory", OK, "no memory pressure: 20 GiB of 23 GiB available; the top consumer is cachehoard (pid 41) "
+                   "with 3.0 GiB (13 % of RAM), 40× the next", standout=Standout("cachehoard", 41, 3.2e9, 8.0e7))
 OVERVIEW = {"os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-18-amd64", "hostname": "web1",
             "virtualization": "virtual machine (KVM)", "time_zone": "Europe/Berlin (UTC+01:00)",
             "cpu": {"model": "AMD EPYC 7B13", "logical_cores": 2}}
@@ -96,6 +98,8 @@ CASES: dict[str, Case] = {
     "names-the-culprit": Case("my laptop is slow, what is going on?", Asks.EXPLANATION,
                               "The fan is loud because the room is warm: 22 C.", Evidence((CPU_HOG,), ("cpu",)),
                               (CPU_HOG.line(), "temp=22 C")),
+    "names-the-standout": Case("which app is hogging all the memory?", Asks.PROCESS, "No problem found: no memory pressure.",
+                               Evidence((MEM_LEAD, CPU_OK), ("memory",)), (MEM_LEAD.line(), CPU_OK.line())),
     "names-the-doer": Case("Space on /srv/spool keeps shrinking: which file is growing, and which process writes it?",
                            Asks.FILE, "The file /srv/spool/t.log is growing at 1.9 MiB/s.",
                            Evidence((GROWS,), ("disk_growth",)), (GROWS.line(),)),
@@ -680,3 +684,119 @@ def test_a_question_asking_who_does_it_beside_the_thing_is_steered_to_the_proces
     plain = read_question("which file under /srv/spool is growing?")
     assert rule.judge(Answer(case.answer, {}), plain, _ctx(case, plain)) is None
     assert rule.judge(Answer("No problem found: nothing grows.", {}), question, _ctx(case, question)) is None
+
+
+def test_a_complaint_about_a_part_where_one_process_stands_far_ahead_must_name_it():
+    """Class: "which program is eating X?", "is something hogging X?", "X feels clogged, what is
+    it?" where X's verdict is ok yet its ranking puts one process far ahead (Finding.standout).
+    The all-clear is sent back to the ranking's clause; naming the process — even as a hog or as
+    running too many of something — passes every rule. Left alone: no standout, a problem verdict
+    there (the culprit rules judge), a question about another part first ("why is it slow?"), and
+    the kinds the rule does not declare."""
+    from appliance.agent.answer.steer import steer
+    case = CASES["names-the-standout"]
+    question = read_question(case.question)
+    ctx = _ctx(case, question)
+    refused = judge_answer(case.answer, {}, ctx)
+    assert refused.kind is Kind.NAMES_NO_STANDOUT and refused.finding is MEM_LEAD
+    misfit = next(r for r in RULES if r.name == "names-the-standout").judge(Answer(case.answer, {}), question, ctx)
+    assert misfit is not None
+    opening = steer(misfit, question, case.evidence, list(case.bodies)).openings
+    assert opening == ("the top consumer is cachehoard (pid 41) with 3.0 GiB (13 % of RAM), 40× the next",)
+    for named in ("cachehoard (pid 41) is hogging the memory: 3.0 GiB, 40× the next.", "pid 41 holds 3.0 GiB."):
+        assert judge_answer(named, {"culprit": "cachehoard"}, ctx).problem is None, named
+    asked = read_question("is something eating my memory?")
+    yes_no = replace(ctx, question=asked)
+    assert asked.asks is Asks.YES_NO and judge_answer(case.answer, {}, yes_no).kind is Kind.NAMES_NO_STANDOUT
+    assert steer(misfit, asked, case.evidence, list(case.bodies)).openings[0].startswith("Yes: the top consumer is")
+    # left alone
+    slow = read_question("why is my computer slow?")
+    assert judge_answer("No problem found: the CPU is idle and no memory pressure.", {},
+                        replace(ctx, question=slow)).kind is not Kind.NAMES_NO_STANDOUT
+    plain = replace(ctx, evidence=Evidence((MEM_OK, CPU_OK), ("memory",)))
+    assert judge_answer(case.answer, {}, plain).problem is None
+    pressure = Finding("memory", WARNING, "memory pressure: 1 GiB of 23 GiB available; the top consumer is cachehoard "
+                       "(pid 41) with 21 GiB", culprit="cachehoard", pid=41)
+    assert judge_answer(case.answer, {}, replace(ctx, evidence=Evidence((pressure,), ("memory",)))).kind \
+        is not Kind.NAMES_NO_STANDOUT
+    for other in (Asks.AMOUNT, Asks.USER, Asks.FILE, Asks.FOLDER):
+        relabelled = _question(case, other)
+        assert judge_answer(case.answer, {}, _ctx(case, relabelled)).kind is not Kind.NAMES_NO_STANDOUT, other
+
+
+def test_a_process_far_ahead_said_to_run_too_many_threads_agrees_with_the_ok_verdict():
+    """The ok threads verdict judges no leak; naming its standout as running too many threads
+    states what the ranking found, and is no contradiction. Another process said to do so is."""
+    lead = Finding("threads", OK, "thread counts are normal: the most, 300, in threadfarm (pid 29), 15× the next; "
+                   "435 threads on the machine", standout=Standout("threadfarm", 29, 300, 20))
+    question = read_question("which app is running way too many threads")
+    ctx = AnswerContext(question=question, evidence=Evidence((lead,), ("threads",)), bodies=[lead.line()],
+                        tools_worked=True)
+    assert judge_answer("threadfarm (pid 29) runs too many threads: 300, 15× the next.", {}, ctx).problem is None
+    assert judge_answer("No problem found: thread counts are normal.", {}, ctx).kind is Kind.NAMES_NO_STANDOUT
+    other = judge_answer("kworker runs too many threads.", {}, ctx)
+    assert other.problem is not None
+
+
+def test_standing_out_takes_the_floor_and_three_times_the_next():
+    from appliance.analyzers.base import standout
+    assert standout([("a", 1, 300.0), ("b", 2, 20.0)], 100) == Standout("a", 1, 300.0, 20.0)
+    assert standout([("b", 2, 20.0), ("a", 1, 300.0)], 100).pid == 1  # ranked by amount, not by order given
+    assert standout([("a", 1, 300.0), ("b", 2, 150.0)], 100) is None  # 2x the next: a spread, not a lead
+    assert standout([("a", 1, 90.0), ("b", 2, 1.0)], 100) is None  # under the floor
+    assert standout([("a", 1, 300.0)], 100).lead() == "no other process has any"
+    assert standout([("a", 1, 300.0), ("b", 2, 20.0)], 100).lead() == "15× the next"
+    assert standout([], 100) is None
+
+
+def test_is_anything_running_too_many_is_answered_yes_with_the_process_far_ahead():
+    """"Is anything running an absurd number of threads?" where one process runs 300 and the next
+    20: not settled "no" (settled-no leaves it), a "yes" naming it agrees with the ok verdict, an
+    all-clear is sent back, and the retry begins "Yes: " with the ranking's clause."""
+    from appliance.agent.answer.steer import steer
+    lead = Finding("threads", OK, "thread counts are normal: the most, 300, in threadfarm (pid 29), 15× the next; "
+                   "435 threads on the machine", standout=Standout("threadfarm", 29, 300, 20))
+    for text in ("is anything running an absurd number of threads?", "Is any process running too many threads?"):
+        question = read_question(text)
+        ctx = AnswerContext(question=question, evidence=Evidence((lead,), ("threads",)), bodies=[lead.line()],
+                            tools_worked=True)
+        assert judge_answer("Yes: threadfarm (pid 29) runs 300 threads, 15× the next.", {}, ctx).problem is None, text
+        refused = judge_answer("No problem found: thread counts are normal.", {}, ctx)
+        assert refused.kind is Kind.NAMES_NO_STANDOUT, (text, refused)
+        opening = steer(refused.misfit, question, ctx.evidence, [lead.line()]).openings
+        assert opening == ("Yes: the most, 300, in threadfarm (pid 29), 15× the next",), opening
+
+
+def test_a_question_about_growth_is_not_sent_after_the_largest_memory_user():
+    """"Which program keeps growing in memory?" asks about growth first; a process that merely
+    holds the most memory is no answer to it, standing out or not."""
+    growth_ok = Finding("memory_growth", OK, "no process's memory grows: the most, +0.0 MiB/s, in sesscache (pid 7)")
+    question = read_question("which program keeps growing in memory?")
+    assert question.families[0] == "memory_growth"
+    ctx = AnswerContext(question=question, evidence=Evidence((growth_ok, MEM_LEAD), ("memory_growth", "memory")),
+                        bodies=[growth_ok.line(), MEM_LEAD.line()], tools_worked=True)
+    assert judge_answer("No problem found: no process's memory grows.", {}, ctx).kind is not Kind.NAMES_NO_STANDOUT
+    eating = read_question("laptop got super sluggish, feels like something is eating memory")
+    assert eating.families[0] != "memory"
+    assert judge_answer("No problem found: no memory pressure.", {},
+                        replace(ctx, question=eating, evidence=Evidence((MEM_LEAD, CPU_OK), eating.families))).kind \
+        is Kind.NAMES_NO_STANDOUT
+
+
+@pytest.mark.parametrize("answer, family", [
+    ("The process 'python' with PID 9685 is hogging all the memory.", "memory"),
+    ("The network is jammed up: fanout (pid 9935) holds the most connections.", "connections"),
+    ("fanout (pid 9935) is hogging connections.", "connections"),
+    ("kworker is hogging the CPU.", "cpu"),
+])
+def test_a_hog_is_a_claim_about_the_resource_hogged(answer, family):
+    """"Hogging all the memory" claims memory's fault, not the CPU's: sent back with the memory
+    verdict, not steered to the processor; with no resource named a hog is the CPU's."""
+    conns = Finding("connections", OK, "connections are normal: 2 inbound to local listeners, 2 outbound; the most, 4, "
+                    "in fanout (pid 9935)")
+    evidence = Evidence((MEM_OK, CPU_OK, conns), ("memory", "cpu", "connections"))
+    ctx = AnswerContext(question=read_question("what is wrong with this machine?"), evidence=evidence,
+                        bodies=[f.line() for f in evidence.findings] + ["pid=9685 name=python memory=35.1 MiB"],
+                        tools_worked=True)
+    refused = judge_answer(answer, {}, ctx)
+    assert refused.kind is Kind.CONTRADICTS and refused.finding is not None and refused.finding.family == family, refused

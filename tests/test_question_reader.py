@@ -320,3 +320,38 @@ def test_a_login_is_no_log_and_a_worldly_shape_with_computer_words_is_about_this
         assert question.asks is not Asks.OUT_OF_SCOPE
     if resource is not None:
         assert question.resource is resource
+
+
+@pytest.mark.parametrize("text, resource, family, not_family", [
+    # how often a symptom comes, said with "time", is no question about the clock
+    ("hard drive is grinding all the time, which program", Resource.DISK_IO, "disk_io", "clock"),
+    ("the fan spins up every time I open a browser", Resource.CPU, "sensors", "clock"),
+    ("the clock is wrong all the time", Resource.TIME, "clock", None),
+    ("what time is it on this box", None, "clock", None),
+    # a drive said to work hard is disk activity, whatever its noun
+    ("everything freezes when saving, something is thrashing the ssd", Resource.DISK_IO, "disk_io", None),
+    ("my drive light never stops blinking", Resource.DISK_IO, "disk_io", None),
+    # "hog" belongs to the resource hogged; with none named, to the CPU
+    ("the network feels jammed up, is some program hogging connections?", Resource.NETWORK, "connections", None),
+    ("which app is hogging all the memory", Resource.MEMORY, "memory", None),
+    ("something is hogging this machine, what is it", Resource.CPU, None, None),
+])
+def test_frequency_words_drive_nouns_and_hogs_are_read_for_the_part_they_are_about(text, resource, family, not_family):
+    question = read_question(text)
+    if resource is not None:
+        assert question.resource is resource, question
+    if family is not None:
+        assert family in question.families, question
+    if not_family is not None:
+        assert not_family not in question.families, question
+
+
+@pytest.mark.parametrize("text, fault", [
+    ("is anything running an absurd number of threads?", True),
+    ("which program has a ton of open network connections", True),
+    ("my box feels like one program spun up hundreds of workers", True),
+    ("which program has the most network connections", False),
+    ("how many threads does nginx run?", False),
+])
+def test_excess_said_plainly_looks_for_a_fault(text, fault):
+    assert read_question(text).fault is fault

@@ -20,7 +20,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.said import (_SELF_WORDS, _YES, FAULT_CLAIMS, NAMED_PROCESS, SELF_MARKERS, affirms, claims,
                                          claims_any_fault, claims_fault, clauses, denies_all, first_ranked,
-                                         names_a_problem, names_any, names_process, names_ranked, problems_for)
+                                         names_a_problem, names_any, named_standout, names_process, names_ranked,
+                                         problems_for)
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.folder_sizes import FAMILY as FOLDER
 
@@ -45,6 +46,9 @@ def yes_no_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[Fin
     stated = " ".join([answer, *(str(v) for v in result.values())])
     asked = None if question is None else as_question(question).text
     says_yes = _YES.search(answer) and (asked is None or claims_fault(asked, family))
+    # "yes, NAME runs far too many threads" where the ranking puts NAME far ahead says what they found
+    if named_standout(stated, verdicts) is not None:
+        return None, ()
     if says_yes or claims_fault(stated, family):
         return _contradicts(verdicts[0], 200), ()
     if asked is not None and claims_fault(asked, family) and not denies_all(answer) \
@@ -118,9 +122,14 @@ def agreement_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[
     by_family: dict[str, list[Finding]] = {}
     for finding in findings:
         by_family.setdefault(finding.family, []).append(finding)
+    # a process the checks rank far ahead (Finding.standout), said to hog or to run too many of
+    # something, is what they found: its clauses claim nothing they deny, nor does its family
+    standing = [f for f in findings if f.standout]
+    named = named_standout(stated, standing)
+    claimed = " ".join(c for c in clauses(stated) if named_standout(c, standing) is None) if named else stated
     for family in FAULT_CLAIMS:
         verdicts = by_family.get(family)
-        if not verdicts or not claims_fault(stated, family):
+        if not verdicts or (named is not None and family == named.family) or not claims_fault(claimed, family):
             continue
         if all(v.severity == OK for v in verdicts):
             return _contradicts(verdicts[0], 160)

@@ -98,6 +98,8 @@ def assemble(question: Question, evidence: Evidence, reason: str, read: Sequence
         parts.append(f"The appliance's checks found a problem: {_sentences([f.verdict for f in ours])}")
     if fine:
         lead = "They found nothing wrong here" if ours else f"The checks of {_ABOUT[question.resource]} found nothing wrong"
+        if not ours and any(f.standout for f in fine):  # no fault, yet one process far ahead of the rest
+            lead = f"The checks of {_ABOUT[question.resource]} found no fault, but one process stands far ahead"
         parts.append(f"{lead}: {_sentences([f.verdict for f in fine])}")
     if elsewhere:
         parts.append(f"Elsewhere on this machine they found: {_sentences([f.verdict for f in elsewhere])}")

@@ -38,6 +38,7 @@ class Kind(str, Enum):
     NO_RATE = "no-rate"  # a how-fast question answered without the rate an observation shows
     NAMES_NO_THING = "names-no-thing"
     NAMES_NO_USER = "names-no-user"  # name: the user the observations rank first
+    NAMES_NO_STANDOUT = "names-no-standout"  # finding: the ok verdict whose ranking one process leads by far
     NAMES_NO_DOER = "names-no-doer"  # finding: the problem verdict that names the process doing it
     LOG_NOT_QUOTED = "log-errors-not-quoted"
     UNADDRESSED = "finding-not-addressed"

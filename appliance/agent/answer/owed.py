@@ -14,8 +14,10 @@ from typing import Any, Mapping
 from appliance.agent.answer.clear import settled_clear, verdicts_clear
 from appliance.agent.answer.said import (CULPRIT_FIELDS, NAMED_PROCESS, SAY_YES_OR_NO, begins_yes_or_no,
                                          claims_any_fault, claims_problem, denies_all, misses_culprit, names_a_problem,
-                                         names_cause, names_first_ranked, names_process, quotes_a_verdict)
+                                         names_cause, named_standout, names_first_ranked, names_process,
+                                         quotes_a_verdict)
 from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
+from appliance.agent.question.kinds import RESOURCE_FAMILIES, Asks
 from appliance.agent.question.question import (WHICH, Question, as_question, asks_ranking, is_conditional, question_form,
                                             seeks_fault)
 from appliance.analyzers.base import Finding
@@ -28,13 +30,15 @@ def unbacked_culprits(result: Mapping[str, Any], question: "Question | str", evi
     """The culprit fields (culprit, process, pid) no verdict backs: where the checks judged the
     question's fault families and its places and found nothing wrong, a field that names something
     at fault names what no check found at fault ("kworker" beside "no CPU hog: the busiest process,
-    kworker, uses 2 % of one core"), unless it names a problem the checks found elsewhere. A ranking
+    kworker, uses 2 % of one core"), unless it names a problem the checks found elsewhere or the
+    process a ranking puts far ahead (Finding.standout). A ranking
     question ("which process has the most threads?") asks for its top entry, fault or not: its
     process stays."""
     if not settled_clear(evidence):
         return ()
     keys = ("culprit",) if asks_ranking(question) else CULPRIT_FIELDS
-    return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), evidence.findings))
+    return tuple(k for k in keys if k in result and not names_a_problem(str(result[k]), evidence.findings)
+                 and named_standout(str(result[k]), evidence.findings) is None)
 
 
 def settled_no(answer: str, question: "Question | str", evidence: Evidence) -> str | None:
@@ -44,6 +48,8 @@ def settled_no(answer: str, question: "Question | str", evidence: Evidence) -> s
     one core") or yes answers another question and goes back to say yes or no."""
     if not is_conditional(question) or not settled_clear(evidence):
         return None
+    if standout_missed("", as_question(question), evidence) is not None:
+        return None  # one process stands far ahead: not settled no (names-the-standout judges it)
     if begins_yes_or_no(answer) or denies_all(answer) or claims_any_fault(answer) \
             or names_a_problem(answer, evidence.findings):
         return None
@@ -100,8 +106,8 @@ def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) 
     # "kworker uses 0 % of one core" claims nothing; only a claim of a family's fault answers it
     if denies_all(answer) or claims_any_fault(answer) or (claims_problem(answer) and not _small_share(answer)):
         return None
-    if names_a_problem(answer, evidence.findings):
-        return None  # it names a problem the checks found elsewhere
+    if names_a_problem(answer, evidence.findings) or named_standout(answer, evidence.findings) is not None:
+        return None  # it names a problem the checks found elsewhere, or the process a ranking puts far ahead
     return NOTHING_CLAIMED
 
 
@@ -130,6 +136,27 @@ def lookup_missed(answer: str, evidence: Evidence) -> Finding | None:
     if _ACCESS.search(answer) and (not _NO_ACCESS.search(answer) or _NO_ACCESS.search(lookup.verdict)):
         return None
     return lookup
+
+
+def standout_missed(stated: str, question: Question, evidence: Evidence) -> Finding | None:
+    """"Which program is eating my memory?", "something opened tons of connections, what?": the ok
+    verdict of the part asked about whose ranking puts one process far ahead (Finding.standout),
+    when the answer (`stated`: prose and fields) names no such process. Only the family the question
+    is about first (its words' first, and the first of its resource's): "why is it slow?" is not
+    sent after the largest memory user, nor "what keeps growing in memory?" after the largest one.
+    Where the checks found a problem there, the culprit rules judge."""
+    if question.paths or evidence.asked_problems():
+        return None
+    if question.asks is not Asks.PROCESS and not question.seeks_fault:
+        return None
+    part = RESOURCE_FAMILIES[question.resource]
+    first_of_part = [f for f in question.families if f in part][:1] or ([] if question.families else list(part[:1]))
+    own = set(question.families[:1]) | set(first_of_part)
+    leading = [f for f in evidence.findings if f.standout is not None and not f.is_problem
+               and f.family in evidence.topics and f.family in own]
+    if not leading or named_standout(stated, leading) is not None:
+        return None
+    return leading[0]
 
 
 def doer_missed(answer: str, stated: str, question: Question, evidence: Evidence) -> Finding | None:

@@ -21,10 +21,11 @@ from appliance.agent.answer.facts import facts_asked, facts_missed, stating
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.owed import (claims_nothing, doer_missed, lookup_missed, place_problem_missed, settled_no,
-                                         unbacked_culprits)
+                                         standout_missed, unbacked_culprits)
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
+from appliance.agent.answer.repeats import restates
 from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, first_ranked, misses_culprit, names_a_problem,
-                                        names_cause, names_process, restates)
+                                        names_cause, names_process)
 from appliance.agent.answer.settled import PID_STATED, first_fine_place, settled_clear, verdicts_clear
 from appliance.agent.answer.users import names_a_user, observed_users, user_verdict
 from appliance.agent.evidence import LOGS, PATH_ASK_FAMILIES, Evidence
@@ -33,7 +34,6 @@ from appliance.agent.question.question import Question, as_question
 from appliance.agent.question.words import paths_in
 from appliance.analyzers import PAST_FAMILIES
 from appliance.analyzers.base import Finding
-
 
 
 @dataclass(frozen=True)
@@ -166,6 +166,13 @@ def _misses_doer(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     return None if found is None else Misfit(Kind.NAMES_NO_DOER, "[names-no-doer: the question also asks which "
                                              f"process does it; the check names: {found.line()[:160]}]", found,
                                              own="[names-no-doer: the question also asks which process does it]")
+
+
+def _misses_standout(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
+    found = standout_missed(a.stated, q, ctx.evidence)
+    return None if found is None or found.standout is None else Misfit(
+        Kind.NAMES_NO_STANDOUT, f"[names-no-standout: one process stands far ahead: {found.line()[:160]}]", found,
+        own="[names-no-standout]", name=found.standout.name)
 
 
 def _no_thing_at_place(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
@@ -318,6 +325,9 @@ RULES: tuple[Rule, ...] = (
     Rule("under-the-place", frozenset({Asks.FILE, Asks.FOLDER, Asks.PROCESS, Asks.FILESYSTEM}),
          "which … under a folder it names", _outside_place),
     Rule("names-the-culprit", _FAULT_KINDS, "what is wrong? where the checks found the culprit", _misses_culprit),
+    Rule("names-the-standout", frozenset({Asks.PROCESS, Asks.COUNT, Asks.EXPLANATION, Asks.YES_NO}),
+         "which program is eating X? (is anything running too many X?) where one process stands far ahead in X's ranking",
+         _misses_standout),
     Rule("names-the-doer", frozenset({Asks.FILE, Asks.FOLDER, Asks.FILESYSTEM, Asks.AMOUNT, Asks.COUNT, Asks.EXPLANATION}),
          "what grows (how many …), and which process does it? where the checks name it", _misses_doer),
     Rule("none-at-the-place", frozenset({Asks.PROCESS, Asks.FILE, Asks.FOLDER}),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from difflib import SequenceMatcher
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.analyzers.base import Finding, problems_for
@@ -86,65 +85,15 @@ def number_forms(number: str) -> set[str]:
     return forms
 
 
-def _norm_words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def copies(answer: str, texts: Iterable[str], run: int = 5) -> bool:
-    """True when the answer repeats one of `texts` (the prompt's example answer, an earlier
-    rejection, a note): the whole answer is inside one of them, or `run` words in a row are.
-    SmolLM2 answered with the rejection message itself; Qwen 0.5B with the worked example."""
-    words = _norm_words(answer)
-    if not words:
-        return False
-    for text in texts:
-        other = " ".join(_norm_words(text))
-        if not other:
-            continue
-        if len(words) < run:
-            if len(words) >= 3 and " ".join(words) in other:
-                return True
-            continue
-        if any(" ".join(words[i : i + run]) in other for i in range(len(words) - run + 1)):
-            return True
-    return False
-
-
-_SAYS_SO = frozenset({"yes", "no", "not", "none", "nothing", "nobody", "never"})
-
-
-def restates(answer: str, question: str) -> bool:
-    """The answer is the question again: four fifths of the question's words in a row, and besides
-    them no path or number, no yes or no, and at most one word in eight of four letters or more.
-    A small model answered "which log is ballooning?" with the question itself, a word added."""
-    said, asked = _norm_words(answer), _norm_words(question)
-    if len(asked) < 5 or _longest_run(said, asked) < 0.8 * len(asked):
-        return False
-    if any(p not in question for p in re.findall(r"/[\w.@+-]+(?:/[\w.@+-]+)*", answer)) \
-            or any(w.isdigit() and w not in asked for w in said):
-        return False
-    known = set(asked)
-    new = {w for w in said if w not in known and (len(w) > 3 or w in _SAYS_SO)}
-    return not _SAYS_SO & new and len([w for w in said if w in new]) <= max(1, len(said) // 8)
-
-
-def _longest_run(words: list[str], other: list[str]) -> int:
-    """The most words of `other` that `words` holds in a row, in the same order."""
-    return SequenceMatcher(None, words, other, autojunk=False).find_longest_match(0, len(words), 0, len(other)).size
-
-
-def normalized(answer: str) -> str:
-    """An answer in a form where retyped spacing or case does not make it new."""
-    return " ".join(_norm_words(answer))
-
-
 _GROWING = "|".join(re.escape(w) for w in TRENDS if any(word.endswith("ing") for word in w.split()))
 # What an answer says when it claims the family's fault. General words of the fault, not of any one case.
 FAULT_CLAIMS: Mapping[str, re.Pattern] = {
     family: re.compile(pattern, re.I) for family, pattern in {
-        "cpu": r"\bhog\w*\b|\b(?:cpu|processor)\b[^.;]*\b(?:saturat\w*|overload\w*|maxed|pegged|100 ?%)"
+        "cpu": r"(?<!memory )(?<!ram )\bhog\w*\b(?![^.;]{0,30}\b(?:memory|ram|disk|i/o|connections?|sockets?|threads|bandwidth|space)\b)"
+               r"|\b(?:cpu|processor)\b[^.;]*\b(?:saturat\w*|overload\w*|maxed|pegged|100 ?%)"
                r"|\bhigh (?:cpu|load)\b",
-        "memory": r"\bout of memory\b|\bmemory (?:leak|pressure|exhaust\w*)\b|\b(?:ram|memory) is (?:full|exhausted|low)\b",
+        "memory": r"\bout of memory\b|\bmemory (?:leak|pressure|exhaust\w*)\b|\b(?:ram|memory) is (?:full|exhausted|low)\b"
+                  r"|\b(?:hog|eat|ate)\w*\b[^.;]{0,30}\b(?:memory|ram)\b|\b(?:memory|ram) hog\w*\b",
         "swap": r"\bswapping\b|\bswap (?:storm|thrash\w*)\b|\bthrash\w*\b",
         "filesystem_full": r"\b(?:disk|filesystem|file system|partition|drive|volume|root|mount|director\w*|folder)\b"
                            r"[^.;]{0,40}\b(?:is |are )?(?:full|out of space|almost full|nearly full)\b|\bno space left\b"
@@ -154,13 +103,15 @@ FAULT_CLAIMS: Mapping[str, re.Pattern] = {
                   r"|\bout of (?:free )?inodes\b",
         "readonly_fs": r"\bread[- ]only\b",
         "zombies": r"\bzombies?\b",
-        "disk_io": r"\b(?:disk|i/o|io)\b[^.;]{0,30}\b(?:saturat\w*|overload\w*|bottleneck|100 ?% busy)\b",
+        "disk_io": r"\b(?:disk|i/o|io)\b[^.;]{0,30}\b(?:saturat\w*|overload\w*|bottleneck|100 ?% busy)\b"
+                   r"|\b(?:hog|hammer|thrash)\w*\b[^.;]{0,30}\b(?:disk|drive|ssd|i/o)\b",
         "deleted_open": r"\bdeleted\b[^.;]{0,40}\b(?:open|held|holding)\b",
         "open_files": r"\btoo many open files\b|\b(?:file descriptor|fd) limit\b"
                       r"|\b(?:near|close to|at|reach\w*) (?:its|the|their) (?:open[- ]files? )?limit\b",
-        "threads": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?threads\b",
+        "threads": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?threads\b|\bhog\w*\b[^.;]{0,30}\bthreads\b",
         "connections": r"\b(?:too many|tons of|unusual\w*|excessive\w*|abnormal\w*)(?: (?:high|large))? (?:number of )?"
-                       r"(?:network )?connections\b",
+                       r"(?:network )?connections\b|\bhog\w*\b[^.;]{0,30}\b(?:connections?|sockets?|bandwidth)\b"
+                       r"|\b(?:network|connections?)\b[^.;]{0,20}\b(?:jammed|clogged|congested|flooded)\b",
         "log_errors": r"\b(?:shows?|showing|has|have|had|reports?|reported|contains?|logged|logs|lists?) "
                       r"(?:\w+ ){0,2}(?:errors?|failures?)\b",
         "restarts": r"\b(?:crash[- ]?loop\w*|keeps? (?:restarting|crashing|dying)|restarting over and over)\b",
@@ -337,8 +288,12 @@ def named_processes(findings: Iterable[Finding]) -> list[str]:
 def names_process(stated: str, name: str, pid: object) -> bool:
     """The text names the process: its name as a whole word, or its pid."""
     text = stated.lower()
-    return bool(name and says_whole(text, name.lower())) \
-        or bool(pid and re.search(rf"\b{pid}\b", text))
+    return bool(name and says_whole(text, name.lower())) or bool(pid and re.search(rf"\b{pid}\b", text))
+
+
+def named_standout(stated: str, findings: Iterable[Finding]) -> Finding | None:
+    """The verdict whose standing-out process (Finding.standout) the text names."""
+    return next((f for f in findings if f.standout and names_process(stated, f.standout.name, f.standout.pid)), None)
 
 
 # A path of two or more parts, as an answer quotes it from a verdict (a command line's program).

@@ -17,7 +17,7 @@ from __future__ import annotations
 from appliance.agent.answer.misfit import NO_REAL_CULPRIT, Kind, Misfit
 from appliance.agent.answer.openings import (MAX_OPENING, NO_PROBLEM, doer_clause, fine_opening, headline, statement,
                                              top_clauses)
-from appliance.agent.question.kinds import THINGS
+from appliance.agent.question.kinds import THINGS, Asks
 from appliance.agent.question.question import Question, as_question
 
 import re
@@ -25,11 +25,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.agreement import agreement_misfit
-from appliance.agent.answer.said import claims_any_fault, copies, denies_all, named_processes
+from appliance.agent.answer.repeats import copies
+from appliance.agent.answer.said import claims_any_fault, denies_all, named_processes
 from appliance.agent.answer.fit import (AMOUNT, WHICH, YES_NO, begins_yes_or_no, is_conditional,
                                         question_form, ranked_firsts, reports_trouble, seeks_fault)
 from appliance.agent.question.question import named_ports
 from appliance.agent.evidence import GENERAL_FAMILIES, PATH_ASK_FAMILIES, Evidence
+from appliance.agent.answer.owed import standout_missed
 from appliance.agent.answer.ports import port_opening
 from appliance.agent.answer.settled import alongside, answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
 from appliance.analyzers.base import OK, Finding
@@ -138,6 +140,18 @@ def _ranking_clause(name: str, evidence: Evidence) -> str:
     return name
 
 
+# Misfits whose retry would otherwise rest on the checks' all-clear.
+_TO_ALL_CLEAR = NO_REAL_CULPRIT | {Kind.SAY_YES_OR_NO, Kind.LAST_STEP}
+
+
+def _standout_owed(misfit: Misfit, question: "Question | str", evidence: Evidence) -> Finding | None:
+    """Where a retry would be steered to "nothing is wrong" but the part asked about has a process
+    far ahead in its ranking (the rule names-the-standout would refuse that all-clear): its verdict."""
+    if misfit.kind not in _TO_ALL_CLEAR:
+        return None
+    return standout_missed("", as_question(question), evidence)
+
+
 def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies: Sequence[str],
           log_errors: Sequence[str] = (), answer: str = "", result: Mapping[str, Any] | None = None) -> Steer:
     """The culprits and openings for the retry of an answer refused with `misfit`.
@@ -151,6 +165,11 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
         return Steer(culprits=(misfit.name,), openings=(opening[:MAX_OPENING],))
     if misfit.kind is Kind.NAMES_NO_DOER and misfit.finding is not None:  # the thing was named; now who does it
         return Steer(openings=(doer_clause(misfit.finding),))
+    lead = misfit.finding if misfit.kind is Kind.NAMES_NO_STANDOUT else _standout_owed(misfit, question, evidence)
+    if lead is not None and lead.standout is not None:  # the ranking's clause that puts it far ahead
+        yes = "Yes: " if question_form(question) == YES_NO or as_question(question).asks is Asks.YES_NO else ""
+        name = lead.standout.name
+        return Steer(culprits=(name,), openings=((yes + _ranking_clause(name, evidence))[:MAX_OPENING],))
     if misfit.kind is Kind.FACT_NOT_NAMED and misfit.name:  # the measured facts, whatever else was found
         return Steer(openings=(misfit.name[:MAX_OPENING],))
     if misfit.kind is Kind.LOG_NOT_QUOTED and log_errors:

@@ -46,7 +46,17 @@ def _log_verb(match: re.Match) -> str:
     return (f"{before} " if before else "") + match.group(2) + match.group(3)
 
 
+# How often a symptom comes, said with the word "time": no question about the clock ("the drive
+# grinds all the time" is about the drive; the clock's readers know "time" as the clock's word).
+_OFTEN = {"all the time": "constantly", "the whole time": "constantly", "every single time": "whenever",
+          "every time": "whenever", "from time to time": "sometimes", "some of the time": "sometimes",
+          "most of the time": "mostly", "time after time": "again and again", "at the same time": "together",
+          "half the time": "often", "each time": "whenever"}
+_OFTEN_RE = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _OFTEN), key=len, reverse=True)) + r")\b", re.I)
+
+
 def as_typed(text: str) -> str:
-    """The question with its informal spellings written out ("whats wrong" → "what's wrong") and
-    "log in" as the verb it is ("login")."""
-    return _LOG_VERB.sub(_log_verb, _WORD.sub(_spelled, text.translate(_QUOTES)))
+    """The question with its informal spellings written out ("whats wrong" → "what's wrong"),
+    "log in" as the verb it is ("login"), and "all the time" as the frequency it is ("constantly")."""
+    spelled = _LOG_VERB.sub(_log_verb, _WORD.sub(_spelled, text.translate(_QUOTES)))
+    return _OFTEN_RE.sub(lambda m: _OFTEN[m.group(1).lower()], spelled)

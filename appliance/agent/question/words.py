@@ -218,7 +218,10 @@ _FAULT = re.compile(
     r"timed\s+out|forever|ages|stutter\w*|spik\w*|oom|killed|in\s+use|filling|crawl\w*|weird|strange|throttl\w*|"
     r"ignor\w*|crazy|too\s+much|holding\s+space|taking\s+up|all\s+the\s+space|grew|"
     r"growing|read[\s-]only|100\s?%(?!\w)|longest|scann\w*|heavy|loops?|not\s+work\w*|[45]\d\ds|d\s+state|"
-    r"all\s+of\s+it|nobody|no\s+one|can\s+only|blocking|blocked|leftover|left\s+(?:running|over))\b",
+    r"all\s+of\s+it|nobody|no\s+one|can\s+only|blocking|blocked|leftover|left\s+(?:running|over)|"
+    # excess said plainly: "an absurd number of threads", "a ton of connections", "hundreds of workers"
+    r"absurd\w*|insane\w*|ridiculous\w*|massive\w*|enormous|a\s+ton\s+of|tons\s+of|so\s+many|way\s+too|"
+    r"(?:hundreds|thousands)\s+of|gone\s+nuts|nuts)\b",
     re.I)
 
 
@@ -235,7 +238,11 @@ _RESOURCES: tuple[tuple[Resource, re.Pattern], ...] = (
     (Resource.DISK_IO, re.compile(r"\bi/?o\b|\biowait|\bio\s+wait|\bdisk\s+(?:activity|busy|light|thrash\w*)|"
                                   r"\bwrit(?:es|ing)\s+(?:to|the\s+most|right\s+now)|\breads?\s+and\s+writes|"
                                   r"\bhammer\w*\s+(?:the\s+)?disk|\bdrive\s+light|\bmb/s\b|\b(?:disk|drive)\s+is\s+at\s+100|"
-                                  r"\b(?:disks?|drives?)\b.{0,25}\b(?:really\s+)?slow", re.I)),
+                                  r"\b(?:disks?|drives?)\b.{0,25}\b(?:really\s+)?slow|"
+                                  # the drive worked hard: "thrashing the ssd", "the hard drive grinds constantly"
+                                  r"\b(?:thrash|hammer|grind|churn|pound)\w*\s+(?:\w+\s+){0,2}(?:disks?|drives?|ssds?|hdds?|nvme)\b|"
+                                  r"\b(?:disks?|drives?|ssds?|hdds?|nvme)\b.{0,30}\b(?:grind\w*|churn\w*|thrash\w*|hammer\w*|"
+                                  r"blink\w*|chatter\w*|constantly|nonstop|never\s+stops)", re.I)),
     # a login that fails or crawls is read from the logs (auth, sshd, the journal)
     (Resource.LOGS, re.compile(r"\blogs?\b|\blog(?:in|on)s?\b|\.log\b|\bjournal|\bsyslog|\bdmesg|\bkernel\s+(?:errors?|messages?)|"
                                r"\bexceptions?\b|\.out\b", re.I)),
@@ -243,7 +250,7 @@ _RESOURCES: tuple[tuple[Resource, re.Pattern], ...] = (
                                  r"\bunit\s+files?|\bset\s+to\b|\bsysctl|\blimits\.conf", re.I)),
     (Resource.MEMORY, re.compile(r"\bmemory|\bram\b|\bswap|\boom\b|\bout\s+of\s+memory|\bleak\w*|\brss\b|"
                                  r"\bresident\b|\bpss\b", re.I)),
-    (Resource.CPU, re.compile(r"\bcpu|\bprocessor|\bcores?\b|\bload\b|\bfans?\b|\bhot\b|\bthrottl\w*|\bhog\w*", re.I)),
+    (Resource.CPU, re.compile(r"\bcpu|\bprocessor|\bcores?\b|\bload\b|\bfans?\b|\bhot\b|\bthrottl\w*", re.I)),
     (Resource.NETWORK, re.compile(r"\bports?\b|\bnetwork|\bconnect\w*|\bsockets?|\blisten\w*|\bdns\b|\binternet|\bwifi|"
                                   r"\bfirewall|\broute|\bhostname|\bresolv\w*|\bping\b|\bhttp|\bremote|\bssh\b|"
                                   r"\bupload\w*|\bdownload\w*|\bsending\b|\boutside\b|\breach\w*|\bsites?\b|\bwebsites?\b|"
@@ -261,7 +268,8 @@ _RESOURCES: tuple[tuple[Resource, re.Pattern], ...] = (
                                     r"\bspawn\w*|\bservices?\b|\bdaemon|\bjobs?\b|\bunits?\b|\bsystemd|\bprograms?\b|"
                                     r"\brunning\b|\bstuck\b|\bservers\b|\bcopies\b|\bkeeps\s+(?:coming|starting)|"
                                     r"\bstarting\s+it|\bd\s+state", re.I)),
-    (Resource.CPU, re.compile(r"\bslow\w*|\bsluggish|\blag\w*|\bbusy|\bcrawl\w*|\bstutter\w*|\bfreez\w*", re.I)),
+    # a hog of no named resource is the CPU's; "hogging connections" is the network's
+    (Resource.CPU, re.compile(r"\bslow\w*|\bsluggish|\blag\w*|\bbusy|\bcrawl\w*|\bstutter\w*|\bfreez\w*|\bhog\w*", re.I)),
 )
 
 
