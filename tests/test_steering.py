@@ -319,16 +319,26 @@ def test_an_answer_that_claims_nothing_to_what_is_wrong_goes_back_steered_to_the
 
 def test_a_reported_symptom_asked_as_which_is_answered_by_the_top_of_its_ranking():
     """'something is opening tons of connections, what is it?' where the check finds the counts
-    normal: the process it ranks first is the answer (the engine's own steered opening names it);
-    another process, or none, is not."""
+    normal but its ranking puts one process far ahead: that process is the answer (the engine's
+    own steered opening names it); another process, or none, is not. Where none stands out, the
+    top of the ranking is no answer either: nothing is wrong."""
+    from appliance.analyzers.base import Standout
     question = "something is opening tons of network connections, what is it?"
-    conns = Finding("connections", OK, "connection counts are normal: the most, 80, in fanout-71ed (pid 8804); "
-                                       "40 inbound to local listeners, 40 outbound")
+    conns = Finding("connections", OK, "connection counts are normal: the most, 80, in fanout-71ed (pid 8804), 20× the "
+                                       "next; 40 inbound to local listeners, 40 outbound",
+                    standout=Standout("fanout-71ed", 8804, 80, 4))
     evidence = Evidence(findings=(conns, CPU_OK), topics=("connections",))
     ctx = AnswerContext(question=question, evidence=evidence, tools_worked=True,
                         bodies=[conns.line(), CPU_OK.line()])
     assert judge_answer("the most, 80, in fanout-71ed (pid 8804).", {"culprit": "fanout-71ed"}, ctx).problem is None
     assert judge_answer("kdamond uses 2 % of one core.", {}, ctx).problem is not None
+    assert judge_answer("No problem found: connection counts are normal.", {}, ctx).problem is not None
+    quiet = Finding("connections", OK, "connection counts are normal: the most, 4, in fanout-71ed (pid 8804); "
+                                       "2 inbound to local listeners, 2 outbound")
+    calm = AnswerContext(question=question, evidence=Evidence(findings=(quiet, CPU_OK), topics=("connections",)),
+                         tools_worked=True, bodies=[quiet.line(), CPU_OK.line()])
+    assert judge_answer("the most, 4, in fanout-71ed (pid 8804).", {}, calm).kind is Kind.CLAIMS_NO_FAULT
+    assert judge_answer("No problem found: connection counts are normal.", {}, calm).problem is None
 
 
 def test_a_yes_no_question_whose_verdict_is_ok_is_answered_no_not_with_the_top_entry():

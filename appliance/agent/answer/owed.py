@@ -94,15 +94,19 @@ def claims_nothing(answer: str, question: "Question | str", evidence: Evidence) 
     another question. A named place is left to the place rules; a ranking question ("which
     process has the most threads?") is answered by the top of the ranking, fault or not, and so is
     a which-question about a symptom the person reports ("something is opening tons of
-    connections, what is it?") by naming the process the symptom's verdict ranks first."""
+    connections, what is it?") by naming the process that ranking puts far ahead (Finding.standout),
+    or what an ok verdict lists ("what job runs every minute?"); the top of a ranking where none
+    stands out ("python, 35 MiB" for "which app is hogging all the memory?") claims nothing."""
     if_so_which = is_conditional(question) and as_question(question).says_which  # the settled-no rule's
     if not seeks_fault(question) or asks_ranking(question) or if_so_which or evidence.looks \
             or evidence.places or not verdicts_clear(evidence):
         return None
-    if question_form(question) == WHICH and not is_conditional(question) and evidence.topics \
-            and (names_first_ranked(answer, {}, evidence.findings, evidence.topics[0])
-                 or quotes_a_verdict(answer, [f for f in evidence.findings if f.family in evidence.topics])):
-        return None
+    if question_form(question) == WHICH and not is_conditional(question) and evidence.topics:
+        standing = named_standout(answer, evidence.findings) is not None
+        top_only = names_first_ranked(answer, {}, evidence.findings, evidence.topics[0]) and not standing
+        if standing or (not top_only and quotes_a_verdict(answer, [f for f in evidence.findings
+                                                                   if f.family in evidence.topics])):
+            return None
     # "kworker uses 0 % of one core" claims nothing; only a claim of a family's fault answers it
     if denies_all(answer) or claims_any_fault(answer) or (claims_problem(answer) and not _small_share(answer)):
         return None
