@@ -142,6 +142,11 @@ def lookup_missed(answer: str, evidence: Evidence) -> Finding | None:
     return lookup
 
 
+# The kinds a process far ahead answers: which program, how many (is anything running too many?),
+# why, yes or no. Never a file, a folder or a user: the steering asks it for those too.
+STANDOUT_KINDS = frozenset({Asks.PROCESS, Asks.COUNT, Asks.EXPLANATION, Asks.YES_NO})
+
+
 def standout_missed(stated: str, question: Question, evidence: Evidence) -> Finding | None:
     """"Which program is eating my memory?", "something opened tons of connections, what?": the ok
     verdict of the part asked about whose ranking puts one process far ahead (Finding.standout),
@@ -149,7 +154,7 @@ def standout_missed(stated: str, question: Question, evidence: Evidence) -> Find
     is about first (its words' first, and the first of its resource's): "why is it slow?" is not
     sent after the largest memory user, nor "what keeps growing in memory?" after the largest one.
     Where the checks found a problem there, the culprit rules judge."""
-    if question.paths or evidence.asked_problems():
+    if question.asks not in STANDOUT_KINDS or question.paths or evidence.asked_problems():
         return None
     if question.asks is not Asks.PROCESS and not question.seeks_fault:
         return None

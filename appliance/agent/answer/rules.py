@@ -21,7 +21,7 @@ from appliance.agent.answer.facts import facts_asked, facts_missed, stating
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.owed import (claims_nothing, doer_missed, lookup_missed, place_problem_missed, settled_no,
-                                         standout_missed, unbacked_culprits)
+                                         STANDOUT_KINDS, standout_missed, unbacked_culprits)
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
 from appliance.agent.answer.repeats import restates
 from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, first_ranked, misses_culprit, names_a_problem,
@@ -325,7 +325,7 @@ RULES: tuple[Rule, ...] = (
     Rule("under-the-place", frozenset({Asks.FILE, Asks.FOLDER, Asks.PROCESS, Asks.FILESYSTEM}),
          "which … under a folder it names", _outside_place),
     Rule("names-the-culprit", _FAULT_KINDS, "what is wrong? where the checks found the culprit", _misses_culprit),
-    Rule("names-the-standout", frozenset({Asks.PROCESS, Asks.COUNT, Asks.EXPLANATION, Asks.YES_NO}),
+    Rule("names-the-standout", STANDOUT_KINDS,
          "which program is eating X? (is anything running too many X?) where one process stands far ahead in X's ranking",
          _misses_standout),
     Rule("names-the-doer", frozenset({Asks.FILE, Asks.FOLDER, Asks.FILESYSTEM, Asks.AMOUNT, Asks.COUNT, Asks.EXPLANATION}),
