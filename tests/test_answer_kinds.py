@@ -740,13 +740,13 @@ def test_a_process_far_ahead_said_to_run_too_many_threads_agrees_with_the_ok_ver
 
 def test_standing_out_takes_the_floor_and_three_times_the_next():
     from appliance.analyzers.base import standout
-    assert standout([("a", 1, 300.0), ("b", 2, 20.0)], 100) == Standout("a", 1, 300.0, 20.0)
-    assert standout([("b", 2, 20.0), ("a", 1, 300.0)], 100).pid == 1  # ranked by amount, not by order given
-    assert standout([("a", 1, 300.0), ("b", 2, 150.0)], 100) is None  # 2x the next: a spread, not a lead
-    assert standout([("a", 1, 90.0), ("b", 2, 1.0)], 100) is None  # under the floor
-    assert standout([("a", 1, 300.0)], 100).lead() == "no other process has any"
-    assert standout([("a", 1, 300.0), ("b", 2, 20.0)], 100).lead() == "15× the next"
-    assert standout([], 100) is None
+    assert standout("a", 1, 300.0, [20.0, 5.0], 100) == Standout("a", 1, 300.0, 20.0)
+    assert standout("a", 1, 300.0, [5.0, 20.0], 100).next_amount == 20.0  # the largest of the rest, in any order
+    assert standout("a", 1, 300.0, [150.0], 100) is None  # 2x the next: a spread, not a lead
+    assert standout("a", 1, 90.0, [1.0], 100) is None  # under the floor
+    assert standout("a", 1, 300.0, [], 100).lead() == "no other process has any"
+    assert standout("a", 1, 300.0, [0.0], 100).lead() == "no other process has any"
+    assert standout("a", 1, 300.0, [20.0], 100).lead() == "15× the next"
 
 
 def test_is_anything_running_too_many_is_answered_yes_with_the_process_far_ahead():

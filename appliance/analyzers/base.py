@@ -52,16 +52,15 @@ class Standout:
         return f"{self.amount / self.next_amount:.0f}× the next"
 
 
-def standout(ranked: Iterable[tuple[str, int, float]], floor: float, ratio: float = STANDOUT_RATIO) -> Standout | None:
-    """The first of (name, pid, amount) rows when it stands out: at least `floor`, and at least
-    `ratio` times the second row's amount."""
-    rows = sorted(ranked, key=lambda row: -row[2])
-    if not rows or rows[0][2] < floor:
+def standout(name: str, pid: int, amount: float, rest: Iterable[float], floor: float,
+             ratio: float = STANDOUT_RATIO) -> Standout | None:
+    """The process a family already ranked first, when it stands out: at least `floor`, and at least
+    `ratio` times the largest of `rest` (the other processes' amounts). Why the leader is given, not
+    found: each family ranks its own way, and the standout must be the process its verdict names."""
+    following = max(rest, default=0.0)
+    if amount < floor or (following > 0 and amount < ratio * following):
         return None
-    following = rows[1][2] if len(rows) > 1 else 0.0
-    if following > 0 and rows[0][2] < ratio * following:
-        return None
-    return Standout(rows[0][0], rows[0][1], float(rows[0][2]), float(following))
+    return Standout(name, pid, float(amount), float(following))
 
 
 @dataclass(frozen=True)

@@ -97,11 +97,9 @@ def analyze(readings: Readings) -> list[Finding]:
     if findings:
         return findings
     busiest = rows[0]
-    lead = standout(((process_name(p), p["pid"], _total(p)) for p in readings.others()), NAMED_RATE)
-    if lead is not None and top is not None and lead.pid == top["pid"]:
-        who += f", {lead.lead()}"
-    else:
-        lead = None
+    lead = standout(process_name(top), top["pid"], rate, (_total(p) for p in readings.others() if p is not top),
+                    NAMED_RATE) if top is not None else None
+    who += f", {lead.lead()}" if lead is not None else ""
     return [Finding("disk_io", OK,
                     f"no disk is saturated: the busiest, {busiest['disk']}, is busy {busiest['busy_percent']:.0f} % "
                     f"with {busiest['iops']:.0f} requests/s, {busiest['await_ms']:.0f} ms per request{who}", values,

@@ -99,9 +99,9 @@ def analyze(readings: Readings) -> list[Finding]:
     if top is not None and _rss(top) == 0:
         top = None
     by_pid = {p["pid"]: p for p in others}
-    lead = standout(((process_name(p), p["pid"], float(_rss(p))) for p in others), STANDOUT_BYTES)
-    return [_machine(top, lead if top is not None and lead is not None and lead.pid == top["pid"] else None)] \
-        + _groups(readings, by_pid)
+    lead = standout(process_name(top), top["pid"], _rss(top), (_rss(p) for p in others if p is not top),
+                    STANDOUT_BYTES) if top is not None else None
+    return [_machine(top, lead)] + _groups(readings, by_pid)
 
 
 ANALYZER = Analyzer("memory", ("memory", "ram", "slow", "hog", "leak", "low memory", "out of memory"), analyze)

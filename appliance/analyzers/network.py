@@ -160,7 +160,8 @@ def connections(readings: Readings) -> list[Finding]:
     ranked = [(pid, c) for pid, c in sorted(per_pid.items(), key=lambda kv: -kv[1]["all"])
               if pid is not None and pid not in own]
     busiest = ranked[0] if ranked else None
-    lead = standout(((_name(pid, readings), pid, float(c["all"])) for pid, c in ranked), CONNECTIONS_STANDOUT)
+    lead = standout(_name(busiest[0], readings), busiest[0], busiest[1]["all"], (c["all"] for _, c in ranked[1:]),
+                    CONNECTIONS_STANDOUT) if busiest else None
     # phrased like the other rankings ("the most, 302, in NAME (pid N)"): one clause
     top = f"; the most, {busiest[1]['all']}, in {_name(busiest[0], readings)} (pid {busiest[0]})" if busiest else ""
     top += f", {lead.lead()}" if lead is not None else ""

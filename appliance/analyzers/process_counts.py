@@ -173,8 +173,8 @@ def threads(readings: Readings) -> list[Finding]:
             f"runaway pool); {total} threads on the machine" + (f", limit {ceiling}" if ceiling else ""),
             {**values, "threads": p["num_threads"]}, culprit=name_of(p), pid=p["pid"]))
     if not findings:
-        lead = standout(((name_of(p), p["pid"], float(p["num_threads"])) for p in procs), THREADS_STANDOUT)
-        lead = lead if lead is not None and lead.pid == most["pid"] else None
+        lead = standout(name_of(most), most["pid"], most["num_threads"],
+                        (p["num_threads"] for p in procs if p is not most), THREADS_STANDOUT)
         findings.append(Finding(
             "threads", OK,
             f"thread counts are normal: the most, {most['num_threads']}, in {who(most)}"
