@@ -199,6 +199,30 @@ def test_a_complaint_answered_past_a_warning_goes_back_to_the_warning_and_naming
     assert judge_answer(unrelated, {}, ctx).kind is not Kind.UNADDRESSED
 
 
+def test_a_complaint_answered_with_the_quoted_error_in_its_own_words_addresses_it():
+    """Class: a complaint about a failing app whose log's error is the warning in front of the
+    model. Saying the error's substance in other words ("an authentication failure") addresses it
+    without naming the log's path; a guess that shares a word or two with it does not."""
+    log = Finding("log_errors", WARNING, '/srv/app/logs/app.log: 1 error line; it starts with: «2024-05-14 02:15:54 '
+                  'ERROR db: FATAL: password authentication failed for user "billing" (db.internal:5432)»',
+                  path="/srv/app/logs/app.log")
+    question = read_question("my billing thing in /srv/app keeps falling over, can u figure out whats up")
+    ctx = AnswerContext(question=question, evidence=Evidence((log,), ("log_errors",)), bodies=[log.line()],
+                        tools_worked=True)
+    rule = {r.name: r for r in RULES}["addresses-finding"]
+    said = "The billing service keeps failing due to a password authentication failure for the billing user."
+    assert rule.judge(Answer(said, {}), question, ctx) is None
+    for guess in ("The billing service is failing, probably a bad deploy.",
+                  "The database user has too little memory."):
+        assert rule.judge(Answer(guess, {}), question, ctx) is not None, guess
+    kill = Finding("oom", WARNING, "the kernel logged 2 errors: «Memory cgroup out of memory: Killed process 26 "
+                   "(bloat) total-vm:295132kB»", culprit="bloat", pid=26)
+    ctx = AnswerContext(question=read_question("something keeps crashing on me"), evidence=Evidence((kill,), ()),
+                        bodies=[kill.line()], tools_worked=True)
+    assert rule.judge(Answer("A process was killed because its group ran out of memory.", {}), ctx.question, ctx) is None
+    assert rule.judge(Answer("The disk is slow.", {}), ctx.question, ctx) is not None
+
+
 def test_a_past_event_of_another_part_need_not_be_addressed_but_one_of_the_part_asked_must():
     """A stale OOM kill in the evidence does not turn "is the CPU slowing me down? no" into a wrong
     answer; asked about memory, or about nothing in particular, the kill must be addressed."""

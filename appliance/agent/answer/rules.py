@@ -24,8 +24,8 @@ from appliance.agent.answer.owed import (claims_nothing, doer_missed, lookup_mis
                                          STANDOUT_KINDS, standout_missed, unbacked_culprits)
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
 from appliance.agent.answer.repeats import restates
-from appliance.agent.answer.said import (NAMED_PROCESS, denies_all, first_ranked, misses_culprit, names_a_problem,
-                                        names_cause, names_process)
+from appliance.agent.answer.said import (NAMED_PROCESS, addresses, denies_all, first_ranked, misses_culprit, names_a_problem,
+                                         names_cause, names_process)
 from appliance.agent.answer.settled import PID_STATED, first_fine_place, settled_clear, verdicts_clear
 from appliance.agent.answer.users import names_a_user, observed_users, user_verdict
 from appliance.agent.evidence import LOGS, PATH_ASK_FAMILIES, Evidence
@@ -280,13 +280,13 @@ _UNRELATED = re.compile(r"\b(?:unrelated|not\s+related|no\s+relation|not\s+(?:th
 
 def _addresses_finding(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     """A complaint or a question that looks for a fault, with a warning or a critical finding in
-    front of the model: the answer names it (its culprit, path or another problem the checks found) or says
-    why it is unrelated. Without this a complaint in words no family lists was answered with
+    front of the model: the answer names it (its culprit, path, another problem, the line it quotes)
+    or says why it is unrelated. Without this a complaint in words no family lists was answered with
     whatever the model looked at last while a CPU hog stood in the evidence."""
     if q.asks is Asks.YES_NO and not q.seeks_fault:
         return None  # a yes/no question of fact ("is port 8080 free?") asks about nothing wrong
     problems = [f for f in _in_question(ctx.evidence, q) if f.culprit or f.path]
-    if not problems or names_a_problem(a.stated, problems) or _UNRELATED.search(a.text):
+    if not problems or addresses(a.stated, problems) or _UNRELATED.search(a.text):
         return None
     first = problems[0]
     return Misfit(Kind.UNADDRESSED, f"[finding-not-addressed: the checks found: {first.line()[:200]}; name it, "

@@ -229,6 +229,38 @@ def names_a_problem(stated: str, findings: Sequence[Finding]) -> bool:
     return names_any(stated, [f for f in findings if f.is_problem])
 
 
+# The line a verdict quotes (a log's error, the kernel's message): «…».
+QUOTED = re.compile(r"«([^»]+)»")
+# Words of a quoted line that say nothing of its substance: levels, and words most lines share.
+_LINE_FILLER = frozenset({"error", "errors", "fatal", "warning", "warn", "info", "debug", "critical", "from", "with",
+                          "that", "this", "have", "been", "were", "when", "into", "after"})
+MESSAGE_WORDS = 3  # stated words of a quoted line that make its substance said
+
+
+def _stems(text: str) -> list[str]:
+    """Words of four letters or more, cut to four ("failed" and "failure" are one): an answer says
+    a line in its own words."""
+    words = re.findall(r"[a-z][a-z]{3,}", text.lower())
+    return list(dict.fromkeys(w[:4] for w in words if w not in _LINE_FILLER))
+
+
+def states_message(stated: str, finding: Finding) -> bool:
+    """The text says the substance of the line the verdict quotes: MESSAGE_WORDS of its words (all
+    of them when it has fewer), in any form. "fails because of a password authentication failure"
+    says «FATAL: password authentication failed for user "billing"» without naming its log."""
+    match = QUOTED.search(finding.verdict)
+    if match is None:
+        return False
+    line = _stems(match.group(1))[:12]
+    said = set(_stems(stated))
+    return bool(line) and sum(stem in said for stem in line) >= min(MESSAGE_WORDS, len(line))
+
+
+def addresses(stated: str, findings: Sequence[Finding]) -> bool:
+    """The text names a problem finding or says the line one quotes."""
+    return names_a_problem(stated, findings) or any(states_message(stated, f) for f in findings if f.is_problem)
+
+
 def names_any(stated: str, findings: Sequence[Finding], *, whole_paths: bool = False) -> bool:
     """The text names what one of `findings` names: its culprit, pid or path, as a whole word;
     with `whole_paths`, a path only as itself, not as the start of a longer one (the dangling link

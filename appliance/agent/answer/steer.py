@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.agreement import agreement_misfit
 from appliance.agent.answer.repeats import copies
-from appliance.agent.answer.said import claims_any_fault, denies_all, named_processes
+from appliance.agent.answer.said import QUOTED, claims_any_fault, denies_all, named_processes
 from appliance.agent.answer.fit import (AMOUNT, WHICH, YES_NO, begins_yes_or_no, is_conditional,
                                         question_form, ranked_firsts, reports_trouble, seeks_fault)
 from appliance.agent.question.question import named_ports
@@ -206,7 +206,6 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
     return _by_form(question, answer)
 
 
-_QUOTED = re.compile(r"«([^»]+)»")
 _EXAMPLE = re.compile(r'example="([^"]+)"?')
 _STAMP = re.compile(r"^\W*\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?\W*")
 
@@ -217,7 +216,7 @@ def log_cause(evidence: Evidence, log_errors: Sequence[str]) -> str:
     without its timestamp. Given only "The log shows: ", a small model goes on to describe the
     file ("24 errors related to the database") instead of quoting it."""
     quoted = next((m.group(1) for f in evidence.places if f.family == "log_errors" and f.is_problem
-                   for m in [_QUOTED.search(f.verdict)] if m), None)
+                   for m in [QUOTED.search(f.verdict)] if m), None)
     if quoted is None:
         example = _EXAMPLE.search(log_errors[0])
         quoted = example.group(1) if example else log_errors[0]
