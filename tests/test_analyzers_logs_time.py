@@ -198,6 +198,16 @@ def test_questions_choose_these_families():
     assert "clock" in for_question("is the time sync working?")
 
 
+def test_a_restart_said_of_the_machine_is_its_boot_and_of_a_program_its_restarts():
+    """Class: "when did X last restart?" where X is the machine (uptime) or a program (restarts)."""
+    for text in ("when did this thing last restart?", "how long since the machine restarted",
+                 "my laptop restarted by itself, when?"):
+        assert for_question(text)[0] == "uptime", text
+    for text in ("my app keeps restarting", "when did nginx last restart", "the worker crashed and restarted twice",
+                 "something keeps crashing and restarting on this box"):
+        assert for_question(text)[0] == "restarts", text
+
+
 def test_a_folder_of_clean_logs_and_a_binary_file_is_ok_and_names_what_it_read(tmp_path):
     folder = tmp_path / "logs"
     folder.mkdir()

@@ -34,6 +34,12 @@ def _evidence(data=DATA) -> Evidence:
     ("is this bare metal?", ("virtualization",)),
     ("which linux kernel am i on? container or not?", ("kernel", "virtualization")),
     ("why is my laptop slow?", ()),
+    ("when did this thing last restart?", ("uptime",)),
+    ("how many days since the last reboot", ("uptime",)),
+    ("has the computer been on all night?", ("uptime",)),
+    ("when did nginx last restart", ()),  # a program's restart is no boot
+    ("how long has the worker been running?", ()),
+    ("my app keeps restarting", ()),
 ])
 def test_the_facts_a_question_asks_for(text, facets):
     assert facets_in(text) == facets
@@ -98,3 +104,16 @@ def test_the_engines_own_answer_to_a_question_of_fact_begins_with_the_facts_aske
     text = assemble(read_question("what kernel version does this box run?"), evidence, "no answer held").text
     assert text.startswith("The kernel release is 6.1.0-18-amd64.")
     assert "the kernel logged 4 errors" in text
+
+
+def test_when_the_machine_last_restarted_is_answered_with_the_time_since_boot():
+    """Class: the machine's restart asked as a fact ("when did this thing last restart?"): an answer
+    that says nothing restarts, or another duration, goes back; the measured uptime, in any units,
+    passes."""
+    from dataclasses import replace
+    q = replace(read_question("when did this thing last restart?"), asks=Asks.SYSTEM_FACT)
+    ctx = AnswerContext(question=q, evidence=_evidence({**DATA, "uptime": "3 h 31 min"}),
+                        bodies=[BODY + ' uptime="3 h 31 min"'], tools_worked=True)
+    wrong = judge_answer("The system is running fine, it was up 9 hours.", {}, ctx)
+    assert wrong.kind is Kind.FACT_NOT_NAMED and "3 h 31 min" in wrong.problem
+    assert judge_answer("It restarted about 3 hours and 32 minutes ago.", {}, ctx).problem is None

@@ -17,14 +17,20 @@ RESOURCES: tuple[Analyzer, ...] = (
     deleted_open.ANALYZER, readonly_fs.ANALYZER, disk_io.ANALYZER,
 )
 
+# A restart said of the machine itself ("when did this box last restart?") is its boot, not a
+# program's restart loop: the subject decides.
+MACHINE_RESTARTS = tuple(f"{subject} {verb}" for subject in ("machine", "computer", "laptop", "box", "system",
+                                                             "pc", "thing", "vm")
+                         for verb in ("restart", "restarted"))
+
 # Processes, network, logs and time (docs/analyzers.md).
 PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
     Analyzer("zombies", ("zombie", "defunct", "dead process", "reap", "pid exhaustion"), process_counts.zombies),
     Analyzer("open_files", ("open files", "file descriptor", "descriptors", "fd", "ulimit", "too many open",
                             "nofile"), process_counts.open_files),
     Analyzer("threads", ("thread", "threads-max", "pid_max", "fork", "cannot create thread"), process_counts.threads),
-    Analyzer("restarts", ("restart", "restarting", "crash", "crashing", "keeps dying", "crash loop", "respawn",
-                          "started", "new process", "recently", "keeps starting"), restarts.restarts),
+    Analyzer("restarts", ("restart", "restarting", "restarted", "crash", "crashing", "crashed", "keeps dying",
+                          "crash loop", "respawn", "started", "new process", "recently", "keeps starting"), restarts.restarts),
     Analyzer("listening", ("listen", "listening", "port", "open port", "bind", "address in use", "dependency",
                            "server down", "not responding", "connection refused"), network.listening, judges=False),
     Analyzer("connections", ("connection", "connections", "socket", "close_wait", "syn_sent", "network", "who is connected",
@@ -39,7 +45,7 @@ PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
              timekeeping.clock),
     Analyzer("sensors", ("temperature", "hot", "heat", "fan", "loud", "noise", "battery", "thermal", "overheat"),
              sensors.sensors),
-    Analyzer("uptime", ("uptime", "been up", "reboot", "rebooted", "boot", "how long up", "how long running", "restarted machine"),
+    Analyzer("uptime", ("uptime", "been up", "reboot", "rebooted", "boot", "how long up", "how long running", *MACHINE_RESTARTS),
              timekeeping.uptime, judges=False),
 )
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.agent.answer.said import duration
 from appliance.agent.evidence import Evidence
 
 OVERVIEW = "system_overview"
@@ -52,6 +54,13 @@ def _virtualization(answer: str, value: str) -> bool:
     return says_vm is not None and says_metal is None
 
 
+def _since_boot(answer: str, value: str) -> bool:
+    """A duration within a tenth of the uptime (five minutes at least): "about 3 hours and 32
+    minutes" names "3 h 31 min", measured a minute earlier."""
+    stated, measured = duration(answer), duration(value)
+    return stated is not None and measured is not None and abs(stated - measured) <= max(300.0, measured / 10)
+
+
 @dataclass(frozen=True)
 class Facet:
     """label: how an answer says it; key: where the overview's data keeps it; named: whether an
@@ -71,6 +80,7 @@ FACETS: dict[str, Facet] = {
     "time_zone": Facet("time zone", ("time_zone",), _zone),
     "architecture": Facet("architecture", ("architecture",), _whole),
     "virtualization": Facet("virtualization", ("virtualization",), _virtualization),
+    "uptime": Facet("time since the last boot", ("uptime",), _since_boot),
 }
 
 
@@ -111,3 +121,13 @@ def stating(missed: Sequence[tuple[Facet, str]]) -> str:
     """The facts in one plain sentence a retry begins with ("The kernel release is 6.1.0-18")."""
     text = "; ".join(f"the {facet.label} is {value}" for facet, value in missed)
     return text[:1].upper() + text[1:]
+
+
+def fact_misfit(stated: str, facets: Sequence[str], evidence: Evidence) -> Misfit | None:
+    """The facts asked that the answer does not state; the retry begins with all of them."""
+    missed = facts_missed(stated, facets, evidence)
+    if not missed:
+        return None
+    return Misfit(Kind.FACT_NOT_NAMED, f"[fact-not-named: the question asks for it; the system overview shows: "
+                                       f"{stating(missed)}]", own="[fact-not-named]",
+                  name=stating(facts_asked(facets, evidence)))

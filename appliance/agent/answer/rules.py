@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from appliance.agent.answer.agreement import (agreement_misfit, all_clear_drops, names_self, not_verdicts_first,
                                               place_fit, unasked_culprit, wrong_place, yes_no_misfit)
 from appliance.agent.answer.checks import Verdict, check_answer
-from appliance.agent.answer.facts import facts_asked, facts_missed, stating
+from appliance.agent.answer.facts import fact_misfit
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.owed import (claims_nothing, doer_missed, lookup_missed, place_problem_missed, settled_no,
@@ -235,15 +235,6 @@ def _names_user(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
                   name=users[0])
 
 
-def _names_fact(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
-    missed = facts_missed(a.stated, q.facts, ctx.evidence)
-    if not missed:
-        return None
-    return Misfit(Kind.FACT_NOT_NAMED, f"[fact-not-named: the question asks for it; the system overview shows: "
-                                       f"{stating(missed)}]", own="[fact-not-named]",
-                  name=stating(facts_asked(q.facts, ctx.evidence)))
-
-
 def _form(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     evidence = ctx.evidence
     return fit_misfit(q, a.text, dict(a.result), list(ctx.bodies), log_bodies=ctx.log_bodies,
@@ -337,7 +328,8 @@ RULES: tuple[Rule, ...] = (
          _not_first),
     Rule("names-a-user", frozenset({Asks.USER}), "which user …? (an account, not its process)", _names_user),
     Rule("names-the-fact", frozenset({Asks.SYSTEM_FACT}),
-         "which kernel (distribution, hostname, time zone …) is this? the measured value of each fact asked", _names_fact),
+         "which kernel (distribution, hostname, time zone …) is this? the measured value of each fact asked",
+         lambda a, q, ctx: fact_misfit(a.stated, q.facts, ctx.evidence)),
     Rule("shape", _ANSWERABLE - {Asks.USER, Asks.SYSTEM_FACT},
          "the answer's shape: a number for how much/many (a rate for how fast; none after a no to "
          "\"is …? if so, how much?\"), a thing for which, a log's line for why", _form),
@@ -382,8 +374,10 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     `invented`: it is never passed on as is."""
     question = as_question(ctx.question)
     verdict = _basic(answer, result, question, ctx)
-    if verdict.problem is not None:
-        return verdict
+    if verdict.problem is not None:  # no observed fact, to a question of fact: the facts it asks, measured
+        fact = fact_misfit(Answer(answer, result).stated, question.facts, ctx.evidence) \
+            if verdict.kind is Kind.NO_FACT and question.asks is Asks.SYSTEM_FACT else None
+        return verdict if fact is None else _misfit(verdict, fact, "names-the-fact")
     kept = verdict.result
     if _answered_yes_or_no(question):
         topic = ctx.evidence.topics[0] if ctx.evidence.topics and not ctx.evidence.places else None
@@ -395,6 +389,10 @@ def judge_answer(answer: str, result: Mapping[str, Any], ctx: AnswerContext) -> 
     for rule in RULES:
         misfit = rule.judge(said, question, ctx)
         if misfit is not None:
-            return replace(verdict, problem=misfit.reason, kind=misfit.kind, own=misfit.own_words,
-                           finding=misfit.finding, invented=True, rule=rule.name, name=misfit.name)
+            return _misfit(verdict, misfit, rule.name)
     return verdict
+
+
+def _misfit(verdict: Verdict, misfit: Misfit, rule: str) -> Verdict:
+    return replace(verdict, problem=misfit.reason, kind=misfit.kind, own=misfit.own_words, finding=misfit.finding,
+                   invented=True, rule=rule, name=misfit.name)

@@ -76,6 +76,17 @@ def quantities(text: str) -> set[str]:
             if float(number) != 0}
 
 
+_SECONDS = {"d": 86400, "h": 3600, "min": 60, "s": 1}
+
+
+def duration(text: str) -> float | None:
+    """The duration the text states, in seconds: the sum of its day, hour, minute and second
+    quantities ("3 hours and 32 minutes"); None when it states none."""
+    parts = [float(number) * _SECONDS[_UNITS[unit.lower()]] for number, unit in _QUANTITY.findall(text)
+             if _UNITS[unit.lower()] in _SECONDS]
+    return sum(parts) if parts else None
+
+
 def number_forms(number: str) -> set[str]:
     """The ways an answer may state an observed number: as written and, for a decimal, cut or
     rounded to a whole number (a model writes 97% for cpu_pct=97.0 and 26% for 25.6% used)."""

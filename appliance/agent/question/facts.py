@@ -24,6 +24,9 @@ FACET_WORDS: dict[str, re.Pattern] = {name: re.compile(pattern, re.I) for name, 
     "architecture": r"\barch(?:itecture)?\b|\b(?:32|64)[\s-]?bits?\b",
     "virtualization": r"\bvms?\b|\bvirtual\w*\b|\bcontaineri[sz]ed\b|\bcontainer\b|\bbare[\s-]+metal\b|\bhypervisor\b"
                       r"|\bphysical\s+(?:machine|box|server|hardware)\b|\bdocker\b",
+    # the machine's own restart, not a program's: its subject, or a boot said outright
+    "uptime": r"\buptime\b|\bbeen\s+up\b|\b(?:re)?boot\w*|\b(?:machine|computer|laptop|box|system|pc|thing|vm|server)"
+              r"\s+(?:has\s+)?(?:last\s+)?(?:been\s+(?:running|on)|(?:re)?start(?:ed)?)\b",
 }.items()}
 
 
