@@ -196,6 +196,11 @@ def test_questions_choose_these_families():
     assert "listening" in for_question("is anything listening on port 5432?")
     assert "sensors" in for_question("why is my fan so loud?")
     assert "clock" in for_question("is the time sync working?")
+    # a drive said to work hard is disk I/O; a full drive still its space first, a machine thrashing its swap
+    assert for_question("is something thrashing my drive?")[0] == "disk_io"
+    assert for_question("the drive light never stops blinking") == ["disk_io"]
+    assert for_question("my drive is full")[0] == "filesystem_full"
+    assert for_question("my laptop is thrashing") == ["swap"]
 
 
 def test_a_restart_said_of_the_machine_is_its_boot_and_of_a_program_its_restarts():

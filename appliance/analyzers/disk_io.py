@@ -107,4 +107,4 @@ def analyze(readings: Readings) -> list[Finding]:
 
 
 ANALYZER = Analyzer("disk_io", ("disk", "io", "iowait", "slow", "writing", "reading", "throughput", "latency", "ssd", "hdd", "nvme",
-                                "grinding", "hammering"), analyze)
+                                "grinding", "hammering", "drive", "thrashing drive", "thrashing disk"), analyze)
