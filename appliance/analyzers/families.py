@@ -17,11 +17,10 @@ RESOURCES: tuple[Analyzer, ...] = (
     deleted_open.ANALYZER, readonly_fs.ANALYZER, disk_io.ANALYZER,
 )
 
-# A restart said of the machine itself ("when did this box last restart?") is its boot, not a
-# program's restart loop: the subject decides.
-MACHINE_RESTARTS = tuple(f"{subject} {verb}" for subject in ("machine", "computer", "laptop", "box", "system",
-                                                             "pc", "thing", "vm")
-                         for verb in ("restart", "restarted"))
+# Words that name the machine itself. A restart said of one ("when did this box last restart?") is
+# its boot, not a program's restart loop: the subject decides (question/facts.py reads the same words).
+MACHINE_SUBJECTS = ("machine", "computer", "laptop", "box", "system", "pc", "thing", "vm")
+MACHINE_RESTARTS = tuple(f"{subject} {verb}" for subject in MACHINE_SUBJECTS for verb in ("restart", "restarted"))
 
 # Processes, network, logs and time (docs/analyzers.md).
 PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (

@@ -251,7 +251,7 @@ MESSAGE_WORDS = 3  # stated words of a quoted line that make its substance said
 def _stems(text: str) -> list[str]:
     """Words of four letters or more, cut to four ("failed" and "failure" are one): an answer says
     a line in its own words."""
-    words = re.findall(r"[a-z][a-z]{3,}", text.lower())
+    words = re.findall(r"[a-z]{4,}", text.lower())
     return list(dict.fromkeys(w[:4] for w in words if w not in _LINE_FILLER))
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from appliance.analyzers.families import MACHINE_SUBJECTS
+
 # Facet name → the words that ask for it. The names are the keys agent/answer/facts.py reads.
 FACET_WORDS: dict[str, re.Pattern] = {name: re.compile(pattern, re.I) for name, pattern in {
     "kernel": r"\bkernel\b|\buname\b",
@@ -24,8 +26,9 @@ FACET_WORDS: dict[str, re.Pattern] = {name: re.compile(pattern, re.I) for name, 
     "architecture": r"\barch(?:itecture)?\b|\b(?:32|64)[\s-]?bits?\b",
     "virtualization": r"\bvms?\b|\bvirtual\w*\b|\bcontaineri[sz]ed\b|\bcontainer\b|\bbare[\s-]+metal\b|\bhypervisor\b"
                       r"|\bphysical\s+(?:machine|box|server|hardware)\b|\bdocker\b",
-    # the machine's own restart, not a program's: its subject, or a boot said outright
-    "uptime": r"\buptime\b|\bbeen\s+up\b|\b(?:re)?boot\w*|\b(?:machine|computer|laptop|box|system|pc|thing|vm|server)"
+    # the machine's own restart, not a program's: its subject, or a boot said outright. "server" too:
+    # asked as a fact of the system it is the machine (as a check's topic it may be a program's)
+    "uptime": r"\buptime\b|\bbeen\s+up\b|\b(?:re)?boot\w*|\b(?:" + "|".join((*MACHINE_SUBJECTS, "server")) + r")"
               r"\s+(?:has\s+)?(?:last\s+)?(?:been\s+(?:running|on)|(?:re)?start(?:ed)?)\b",
 }.items()}
 
