@@ -19,7 +19,7 @@ from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
     ("What's using all my CPU?", WHICH),
     ("the disk is busy all the time, what's hammering it?", WHICH),
     ("what is slowing my laptop down?", WHICH),
-    ("what's going on with my disk?", OPEN),
+    ("what's going on with my disk?", WHY),  # asks what happens: a cause, never a thing
     ("which folder under /data is biggest?", WHICH),
     ("who is holding the deleted file open", WHICH),
     ("why did the backup fail?", WHY),

@@ -92,6 +92,30 @@ def test_the_model_fills_what_a_statement_asks_but_never_overrules_a_why():
     assert sure.relabelled(Asks.PROCESS, Resource.PROCESSES, False).asks is Asks.USER
 
 
+@pytest.mark.parametrize("text", [
+    "cant save anything in /srv/drop anymore, whats going on",
+    "whats up with my wifi today",
+    "how come the fan never stops",
+    "what is happening to /srv/site? pages vanish",
+])
+def test_an_open_request_for_what_happens_is_a_why_the_model_cannot_make_a_thing(text):
+    # the class: "what's going on / what's happening / what's up with / how come" asks for the cause,
+    # like "why"; the model once turned such a complaint into "which file?" and its answer named a file
+    why = read_question(text)
+    assert why.form == WHY and why.asks is Asks.EXPLANATION
+    assert why.relabelled(Asks.FILE, Resource.DISK_SPACE, True).asks is Asks.EXPLANATION
+
+
+@pytest.mark.parametrize("text, asks", [
+    # other classes these words must leave alone
+    ("what is using my disk?", Asks.PROCESS),
+    ("whats going on with my disk? which folder is so big?", Asks.FOLDER),
+    ("how come? which process is it?", Asks.PROCESS),
+])
+def test_a_which_beside_those_words_still_asks_for_the_thing(text, asks):
+    assert read_question(text).asks is asks
+
+
 @pytest.mark.parametrize("text, holders, in_the_way", [
     ("before i pull out the disk at /mnt/usb: does any program still have something open on it?", True, True),
     ("can i disconnect /media/cam now?", True, True),

@@ -157,6 +157,20 @@ def test_a_problem_at_the_place_the_question_names_wins_over_its_families():
     assert got.openings == ("/srv/up is 100 % full",) and got.culprits == ("/srv/up",)
 
 
+def test_a_retry_begins_with_the_gravest_problem_alone_and_equals_stay_choices():
+    # the class: several problems of the part asked about; offered a critical and a warning as two
+    # openings, the model copied both joined by "or"
+    hoard = Finding("disk_usage", WARNING, "one entry takes most of the space: /srv/up/cache holds 98 % of /srv/up",
+                    culprit="/srv/up/cache", path="/srv/up/cache")
+    evidence = Evidence(findings=(FULL, hoard), topics=("filesystem_full", "disk_usage"), places=(FULL, hoard))
+    got = steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "uploads stopped working", evidence, [])
+    assert got.openings == ("/srv/up is 100 % full",) and got.culprits == ("/srv/up", "/srv/up/cache")
+    other = Finding("zombies", WARNING, "reaper2 (pid 4243) holds 3 zombie children", culprit="reaper2", pid=4243)
+    evidence = Evidence(findings=(ZOMBIES, other), topics=("zombies",))
+    got = steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "why are there defunct processes?", evidence, [])
+    assert len(got.openings) == 2
+
+
 def test_a_which_question_is_steered_to_what_the_observation_ranks_first():
     bodies = ["headline: largest: /data/videos 3.1 GiB\nentries: ..."]
     evidence = Evidence(findings=(CPU_OK,), topics=("disk_usage",))

@@ -133,8 +133,12 @@ def place_findings(path: str, readings: Readings) -> list[Finding]:
     if fs is None:
         return []
     mount = shown_path(readings, fs.mount.mountpoint)
-    where = (f"{shown_path(readings, path)} is on {mount} ({fs.mount.fstype}): {fs.used_percent:.0f} % used, "
-             f"{size(fs.available)} free of {size(fs.size)}")
+    shown = shown_path(readings, path)
+    # the clause naming the filesystem holds its numbers, and the place asked about comes after: a
+    # retry begins with the clause naming the culprit, and "X is on X (tmpfs)" says nothing of the
+    # fault (nor does a clause of two long paths that no opening has room for)
+    where = (f"{mount} ({fs.mount.fstype}) is {fs.used_percent:.0f} % used, {size(fs.available)} free of "
+             f"{size(fs.size)}" + ("" if shown == mount else f"; {shown} is on it"))
     severity = space_severity(fs)
     space = Finding("filesystem_full", severity,
                     (f"filesystem full: {where}; writes there fail once it reaches 0" if severity != OK

@@ -34,7 +34,7 @@ from appliance.agent.evidence import GENERAL_FAMILIES, PATH_ASK_FAMILIES, Eviden
 from appliance.agent.answer.owed import standout_missed
 from appliance.agent.answer.ports import port_opening
 from appliance.agent.answer.settled import alongside, answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
-from appliance.analyzers.base import OK, Finding
+from appliance.analyzers.base import OK, Finding, worst
 
 LOG_CAUSE = "The log shows: "
 MAX_OPENINGS = 4
@@ -186,7 +186,10 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
     problems = topic_problems(evidence)
     if problems and misfit.kind not in (Kind.NOT_FIRST, Kind.NAMES_NO_THING):
         names = tuple(_names(problems)[:MAX_OPENINGS])
-        openings = tuple(dict.fromkeys(statement(f) for f in problems))[:MAX_OPENINGS]
+        # the worst problems only: offered a critical and a warning, the model wrote both joined by
+        # "or"; choices among equals (two hogs) stay choices
+        gravest = worst(problems)
+        openings = tuple(dict.fromkeys(statement(f) for f in problems if f.severity == gravest))[:MAX_OPENINGS]
         return Steer(culprits=names, openings=openings)
     ranked = _ranked(misfit, question, evidence, bodies)
     if ranked:

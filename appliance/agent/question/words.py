@@ -33,7 +33,10 @@ _WHICH_Q = re.compile(
     r"|\bwhat(?:'s|\s+is|\s+are|\s+keeps)\s+(?!causing\b)\w+ing\s+(?:it|them|this|that|my|our|the|me|us)\b",
     re.I,
 )
-_WHY_Q = re.compile(r"\bwhy\b|\bwhat(?:\s+(?:caused|causes|went\s+wrong|is\s+wrong|happened)|'s\s+wrong)\b", re.I)
+# "what's going on?", "what is happening to it?", "how come …?": an open request for what happens is a why
+_WHY_Q = re.compile(r"\bwhy\b|\bwhat(?:\s+(?:caused|causes|went\s+wrong|is\s+wrong|happened)|'s\s+wrong)\b"
+                    r"|\bwhat(?:'s|\s+is|\s+are)\s+(?:going\s+on|happening|up\s+with|the\s+(?:matter|deal))\b"
+                    r"|\bwhat\s+gives\b|\bhow\s+come\b", re.I)
 # "anything wrong with the reports?" is "is there anything wrong …?" with its verb left out; "something
 # is wrong with my disk" is a statement.
 # "can't log in since …" and "doesn't work" open a statement, not a question.
