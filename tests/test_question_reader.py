@@ -59,6 +59,9 @@ def test_text_that_is_spelled_out_already_or_is_a_path_is_left_alone(text):
     ("whose account is hogging the cpu?", Asks.USER),
     # a log asked for by which is a file
     ("free space on /srv/in keeps shrinking, which log is ballooning?", Asks.FILE),
+    # a request to look ("can u check", "could you take a look") is no yes/no question
+    ("something here is spawning a ton of threads i think. can u check", Asks.EXPLANATION),
+    ("could you take a look at my laptop, it is slow", Asks.EXPLANATION),
 ])
 def test_plain_phrasings_read_as_their_kind(text, asks):
     assert read_question(text).asks is asks
@@ -73,6 +76,15 @@ def test_plain_phrasings_read_as_their_kind(text, asks):
     ("Why is my laptop slow?", Asks.EXPLANATION),
     ("what's the weather in Paris tomorrow", Asks.OUT_OF_SCOPE),
     ("why is the log full of errors since the update?", Asks.LOG_CAUSE),
+    # a which beside "what's going on"; a yes/no question beside a request to look, "check if …",
+    # "can <someone> …?"
+    ("what is using my disk?", Asks.PROCESS),
+    ("whats going on with my disk? which folder is so big?", Asks.FOLDER),
+    ("how come? which process is it?", Asks.PROCESS),
+    ("could you help? is anything listening on 8080?", Asks.YES_NO),
+    ("can you check if nginx is running?", Asks.YES_NO),
+    ("can nobody open /srv/x?", Asks.YES_NO),
+    ("can you tell me which process uses port 80?", Asks.PROCESS),
 ])
 def test_other_kinds_read_as_before(text, asks):
     assert read_question(text).asks is asks
@@ -104,16 +116,6 @@ def test_an_open_request_for_what_happens_is_a_why_the_model_cannot_make_a_thing
     why = read_question(text)
     assert why.form == WHY and why.asks is Asks.EXPLANATION
     assert why.relabelled(Asks.FILE, Resource.DISK_SPACE, True).asks is Asks.EXPLANATION
-
-
-@pytest.mark.parametrize("text, asks", [
-    # other classes these words must leave alone
-    ("what is using my disk?", Asks.PROCESS),
-    ("whats going on with my disk? which folder is so big?", Asks.FOLDER),
-    ("how come? which process is it?", Asks.PROCESS),
-])
-def test_a_which_beside_those_words_still_asks_for_the_thing(text, asks):
-    assert read_question(text).asks is asks
 
 
 @pytest.mark.parametrize("text, holders, in_the_way", [

@@ -355,6 +355,26 @@ def test_a_reported_symptom_asked_as_which_is_answered_by_the_top_of_its_ranking
     assert judge_answer("No problem found: connection counts are normal.", {}, calm).problem is None
 
 
+def test_a_retry_resting_on_a_contradicted_ok_verdict_is_steered_to_the_standout_the_rules_ask_for():
+    """The class: an answer contradicting an ok verdict of its part ("bash runs in unusual numbers")
+    where another ok verdict of the part puts one process far ahead. Steered to "No problem found: …",
+    the retry was refused for not naming the standout; the steering follows the rule that judges it.
+    Left alone: no standout (the all-clear), a problem in the part (its culprit)."""
+    from appliance.analyzers.base import Standout
+    from appliance.agent.question.question import read_question
+    threads = Finding("threads", OK, "thread counts are normal: the most, 302, in threadfarm (pid 29), 19× the next",
+                      standout=Standout("threadfarm", 29, 302, 16))
+    names = Finding("process_names", OK, "no program runs in unusual numbers: the most common name is 3 processes "
+                                         "named bash")
+    question = read_question("something here is spawning a ton of threads i think. can u check")
+    contradicts = Misfit(Kind.CONTRADICTS, "[contradicts-check: …]", names)
+    got = steer(contradicts, question, Evidence(findings=(threads, names), topics=("threads", "process_names")), [])
+    assert got.culprits == ("threadfarm",) and "threadfarm (pid 29)" in got.openings[0]
+    plain = Finding("threads", OK, "thread counts are normal: the most, 20, in threadfarm (pid 29)")
+    got = steer(contradicts, question, Evidence(findings=(plain, names), topics=("threads", "process_names")), [])
+    assert got.openings == (NO_PROBLEM + "no program runs in unusual numbers",)
+
+
 def test_a_yes_no_question_whose_verdict_is_ok_is_answered_no_not_with_the_top_entry():
     question = "Is any process using an unusual amount of memory? If so, which?"
     evidence = Evidence(findings=(MEM_OK,), topics=("memory",))

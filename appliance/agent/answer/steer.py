@@ -147,7 +147,9 @@ _TO_ALL_CLEAR = NO_REAL_CULPRIT | {Kind.SAY_YES_OR_NO, Kind.LAST_STEP}
 def _standout_owed(misfit: Misfit, question: "Question | str", evidence: Evidence) -> Finding | None:
     """Where a retry would be steered to "nothing is wrong" but the part asked about has a process
     far ahead in its ranking (the rule names-the-standout would refuse that all-clear): its verdict."""
-    if misfit.kind not in _TO_ALL_CLEAR:
+    # a contradicted ok verdict is an all-clear too: its "No problem found: …" would be refused
+    contradicted_ok = misfit.kind is Kind.CONTRADICTS and misfit.finding is not None and not misfit.finding.is_problem
+    if misfit.kind not in _TO_ALL_CLEAR and not contradicted_ok:
         return None
     return standout_missed("", as_question(question), evidence)
 

@@ -45,6 +45,11 @@ _YES_NO_Q = re.compile(r"(?:^|[.:;!?]\s*)\s*(?:is|are|does|do|did|has|have|can|c
                        r"|\b(?:is|are)\s+(?:there|anything|something|any)\b"
                        r"|^\s*(?:anything|something|any)\b(?!\s+(?:is|are|was|were|has|have|keeps|seems)\b)(?:[^.?!]|\.(?=\S))*\?",
                        re.I)
+# "can you check?", "could you take a look, it is slow": a request to look, not a question answered
+# yes or no ("can you check if nginx runs?" still asks whether it does)
+_LOOK_REQUEST = re.compile(r"(?:^|[.:;!?,]\s*)\s*(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?"
+                           r"(?:check|look|help|investigate|dig|figure|find\s+out|take\s+a\s+look|have\s+a\s+look)\b"
+                           r"(?!\s+(?:if|whether)\b)", re.I)
 _SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main|closest)\b", re.I)
 _CONDITIONAL = re.compile(r"\bif so\b|(?:^|[.:;!?]\s*)\s*(?:is|are|does|do)\s+(?:any|anything|something|there)\b", re.I)
 _TROUBLE = re.compile(
@@ -68,7 +73,7 @@ def form_in(text: str) -> str:
         return WHICH
     if _WHY_Q.search(text):
         return WHY
-    if _YES_NO_Q.search(text):
+    if _YES_NO_Q.search(_LOOK_REQUEST.sub(" ", text)):
         return YES_NO_FORM
     return OPEN
 
