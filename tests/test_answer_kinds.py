@@ -439,6 +439,26 @@ def test_a_plain_which_question_is_steered_to_the_fact_its_ok_verdict_states():
     assert hog.fault and fine_opening(cpu_ok, hog) == f"{NO_PROBLEM}no CPU hog"
 
 
+def test_a_retry_asked_for_a_port_begins_with_the_listening_verdicts_list():
+    """"which port is busy?" where no listener is a fault: the listening verdict's list is the
+    answer (who holds which port), not its count; a list too long keeps its whole first entries.
+    Other kinds, and verdicts of other families, keep the headline."""
+    from appliance.agent.answer.steer import NO_PROBLEM, fine_opening
+
+    ports = Finding("listening", OK, "2 listening ports: tcp 2024 an unknown process; tcp 43915 ledgersync (pid 30)")
+    busy = read_question("my server wont start, which port is busy?")
+    assert busy.asks is Asks.PORT
+    assert fine_opening(ports, busy) == f"{NO_PROBLEM}{ports.verdict}"
+    many = Finding("listening", OK, "9 listening ports: " + "; ".join(f"tcp {4000 + n} a-long-service-name-{n} (pid {n})"
+                                                                        for n in range(9)))
+    cut = fine_opening(many, busy)
+    assert cut.startswith(f"{NO_PROBLEM}9 listening ports: tcp 4000 ") and cut.endswith("(pid 2)") and len(cut) <= 180
+    cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest, api (pid 7), uses 3 % of one core; load 0.4 over 2 cores")
+    assert fine_opening(cpu_ok, busy) == f"{NO_PROBLEM}no CPU hog"  # not the kind's family
+    slow = read_question("why is my server so slow?")
+    assert fine_opening(ports, slow) == f"{NO_PROBLEM}2 listening ports"  # not a port question
+
+
 def test_the_program_a_scheduled_job_starts_answers_which_process_runs():
     """"the fans spin up once a minute, what's doing that?" asks for a process; the program of the
     job started every minute is one, though no process list shows it between its runs. A thing

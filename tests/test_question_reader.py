@@ -372,6 +372,28 @@ def test_frequency_words_drive_nouns_and_hogs_are_read_for_the_part_they_are_abo
         assert not_family not in question.families, question
 
 
+@pytest.mark.parametrize("text, first", [
+    # a question asking for a port, a user or a service is answered first from the verdict that
+    # lists those, whatever other part its words touch ("busy" is a CPU word)
+    ("my server wont come up, which port is busy?", "listening"),
+    ("which user uses the most CPU?", "user_load"),
+    # other kinds keep their words' order
+    ("why is my computer slow?", "cpu"),
+    ("which process is using the most memory?", "memory"),
+    ("what is using port 8080?", "listening"),
+])
+def test_the_families_that_list_the_asked_kind_lead(text, first):
+    assert read_question(text).families[0] == first
+
+
+def test_a_model_relabelled_port_question_is_led_by_the_listening_verdict():
+    question = read_question("my server wont come up, it says port busy")
+    assert question.families[0] != "listening"  # its words: an explanation, about the CPU's "busy"
+    relabelled = question.relabelled(Asks.PORT, Resource.NETWORK, True, known=["cpu", "listening", "reach"])
+    assert relabelled.asks is Asks.PORT and relabelled.families[0] == "listening"
+    assert set(question.families) <= set(relabelled.families)
+
+
 @pytest.mark.parametrize("text, fault", [
     ("is anything running an absurd number of threads?", True),
     ("which program has a ton of open network connections", True),

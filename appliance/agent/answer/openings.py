@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from appliance.agent.answer.said import NAMED_PROCESS
-from appliance.agent.question.kinds import AMOUNT_FORM, THINGS
+from appliance.agent.question.kinds import AMOUNT_FORM, KIND_FAMILIES, THINGS
 from appliance.agent.question.question import Question, as_question, question_form
 from appliance.analyzers.base import Finding
 
@@ -100,6 +100,10 @@ def fine_opening(fine: Finding, question: "Question | str") -> str:
             return fact
     head = headline(fine)
     opening = NO_PROBLEM + head
+    if fact is None and fine.family in KIND_FAMILIES.get(asked.asks, ()):
+        # the verdict that lists the kind asked for ("2 listening ports: tcp 2024 …; tcp 8080 NAME
+        # (pid N)"): its list is the answer, not just its count
+        return _listed(fine.verdict, opening)
     if fact is not None and not fact.startswith(head) and fact not in opening \
             and len(opening) + 2 + len(fact) <= MAX_OPENING:
         return f"{opening}; {fact}"
@@ -109,6 +113,17 @@ def fine_opening(fine: Finding, question: "Question | str") -> str:
     if numbered is None or len(opening) + 2 + len(numbered) > MAX_OPENING:
         return opening
     return f"{opening}: {numbered}"
+
+
+def _listed(verdict: str, short: str) -> str:
+    """"No problem found: " and as much of `verdict` as fits an opening, cut after a whole "; "
+    entry; `short` when not even its first entry fits."""
+    entries = verdict.split("; ")
+    for n in range(len(entries), 0, -1):
+        opening = NO_PROBLEM + "; ".join(entries[:n])
+        if len(opening) <= MAX_OPENING:
+            return opening
+    return short
 
 
 def doer_clause(finding: Finding) -> str:

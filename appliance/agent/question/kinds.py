@@ -72,6 +72,22 @@ RESOURCE_FAMILIES: dict[Resource, tuple[str, ...]] = {
 }
 
 
+# The families whose verdicts list the things a kind asks for: a question asking for a port is
+# answered from the listening verdict first, whatever other part its words touch ("port busy" is
+# no CPU question). Kinds many families answer (a process, a file) have no entry.
+KIND_FAMILIES: dict[Asks, tuple[str, ...]] = {
+    Asks.PORT: ("listening",),
+    Asks.USER: ("user_load",),
+    Asks.SERVICE: ("failed_services",),
+}
+
+
+def led_by_kind(families: tuple[str, ...], asks: Asks, known: Sequence[str] = ()) -> tuple[str, ...]:
+    """`families` with those that list the asked kind's things first (`known`: those that exist)."""
+    lead = tuple(f for f in KIND_FAMILIES.get(asks, ()) if not known or f in known)
+    return lead + tuple(f for f in families if f not in lead)
+
+
 def with_resource(families: tuple[str, ...], resource: Resource, known: Sequence[str] = ()) -> tuple[str, ...]:
     """The families the words name, then those of the resource that the words did not reach."""
     extra = tuple(f for f in RESOURCE_FAMILIES[resource] if f not in families and (not known or f in known))

@@ -17,7 +17,7 @@ from appliance.analyzers.named_path import PathAsk, path_ask
 from appliance.agent.question.facts import facets_in
 from appliance.agent.question.informal import as_typed
 from appliance.agent.question.kinds import (AMOUNT_FORM, NUMBERS, OPEN, THINGS, WHICH, WHY,
-                                         YES_NO_FORM, Asks, Resource, with_resource)
+                                         YES_NO_FORM, Asks, Resource, led_by_kind, with_resource)
 from appliance.agent.question.words import (conditional_in, failure_in, fault_in, fault_label_in, form_in, lexical_asks, lexical_resource,
                                          named_pids, named_things, paths_in, ports_in, ranking_in, superlative_in,
                                          trouble_in)
@@ -123,7 +123,7 @@ class Question:
         asks = asks if self._fills_thing(asks) else self.asks
         resource = resource if self.resource_open else self.resource
         fault = (self.fault or (fault and self.fault_open)) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT)
-        families = with_resource(self.families, resource, known)
+        families = led_by_kind(with_resource(self.families, resource, known), asks, known)
         return replace(self, asks=asks, resource=resource, fault=fault, families=families, source="model",
                        form=form_of(asks, self.form), ranking=self.ranking and asks in THINGS,
                        prior=(self.asks.value, self.resource.value, self.fault))
@@ -192,6 +192,8 @@ def read_question(text: str, analyzers: "Sequence[Analyzer] | None" = None) -> Q
     families = tuple(for_question(words, chosen))
     if not families and chosen:
         families = with_resource((), resource, [a.family for a in chosen])
+    if chosen:
+        families = led_by_kind(families, asks, [a.family for a in chosen])
     return Question(
         text=text, asks=asks, resource=resource,
         fault=fault_label_in(words) and asks not in (Asks.OUT_OF_SCOPE, Asks.SYSTEM_FACT),
