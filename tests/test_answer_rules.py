@@ -655,3 +655,54 @@ def test_an_entrys_share_of_the_folder_asked_about_is_no_share_of_another_filesy
     # a share no folder verdict states is still another filesystem's
     assert wrong_place("render-farm: the disk is 60% used.", {}, [place], [place, folder]).startswith("[another-place")
     assert wrong_place("render-farm.", {"value": "96.2% usage"}, [place]).startswith("[another-place")  # no verdict given
+
+
+@pytest.mark.parametrize("question", [
+    "Which process has the most threads? Give its name and PID.",  # a process
+    "why is my laptop so slow today?",  # an explanation
+    "is anything using a lot of the cpu?",  # yes/no
+    "how busy is the processor?",  # an amount
+])
+def test_a_share_no_observation_shows_is_refused_whatever_the_question(question):
+    """"302% of the CPU" beside a right name (the thread count said as a share) goes back for
+    every kind of question; a share an observation shows, rounded, stays, as do 0 % and 100 %
+    and a share the question itself gave."""
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
+
+    threads = Finding("threads", OK, "thread counts are normal: the most, 302, in threadfarm-2376 (pid 29368), 19× the "
+                                     "next; 435 threads on the machine of a limit of 32768")
+    cpu = Finding("cpu", OK, "no CPU hog: the busiest process, threadfarm-2376 (pid 29368), uses 61.2 % of one core")
+    ctx = AnswerContext(question=question, evidence=Evidence(findings=(threads, cpu), topics=("threads", "cpu")),
+                        bodies=[threads.line(), cpu.line()], tools_worked=True)
+    invented = judge_answer("threadfarm-2376 (pid 29368) has 302 threads and is running 302% of the CPU.", {}, ctx)
+    assert invented.kind is Kind.UNBACKED_SHARE and invented.invented and "'302%'" in invented.problem
+    for shown in ("threadfarm-2376 (pid 29368) has 302 threads and uses 61 % of one core.",
+                  "threadfarm-2376 (pid 29368) has 302 threads; it uses 0% of nothing else, 100% of its quota."):
+        assert judge_answer(shown, {}, ctx).kind is not Kind.UNBACKED_SHARE, shown
+    asked = AnswerContext(question=question + " it says 87% in top", evidence=ctx.evidence, bodies=ctx.bodies,
+                          tools_worked=True)
+    assert judge_answer("threadfarm-2376 (pid 29368) has 302 threads, the 87% top shows.", {},
+                        asked).kind is not Kind.UNBACKED_SHARE
+
+
+def test_a_steered_retrys_words_stating_an_unseen_share_are_cut():
+    """The retry begun with the ranking's clause keeps it; its own words after it that state a
+    share no observation shows go, as any piece that would be refused on its own."""
+    from appliance.agent.answer.steer import kept_after_opening
+    from appliance.agent.answer.shares import shown_in_run, unbacked_share
+
+    opening = "the most, 302, in threadfarm-2376 (pid 29368), 19× the next"
+    shown = shown_in_run("which program spawned so many threads?", ["uses 61.2 % of one core"], ())
+    said = opening + ", which is running 302% of the CPU."
+    kept = kept_after_opening(said, (opening,), [], lambda text: unbacked_share(text, shown) is not None,
+                              lambda text: True)
+    assert kept.startswith(opening) and "302%" not in kept
+
+
+def test_a_share_a_tool_gives_under_its_own_key_is_shown():
+    from appliance.agent.answer.shares import shares_shown, unbacked_share
+
+    shown = shares_shown(["pid=4242 name=burn cpu_percent=99.0 memory_mb=12", '{"mem_pct": 4.2}'])
+    assert unbacked_share("burn keeps one core at 99% CPU and 4 % of memory", shown) is None
+    assert unbacked_share("burn uses 12% of memory", shown) == "12%"  # its megabytes are no share

@@ -26,6 +26,7 @@ from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import Outcome
 from appliance.agent.prompt import kind_call
 from appliance.agent.answer.ports import unasked_port
+from appliance.agent.answer.shares import shown_in_run, unbacked_share
 from appliance.agent.rejection import rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
@@ -156,14 +157,15 @@ class Finisher:
     def _refused_alone(self, text: str) -> bool:
         """A piece of an answer that would be refused again on its own: it claims a fault of a
         family whose verdicts all found none, blames the appliance, gives the share of another
-        filesystem than the one holding the place asked about, or denies something at a port the
-        question never named."""
+        filesystem than the one holding the place asked about, denies something at a port the
+        question never named, or states a share no observation shows."""
         evidence = self.memory.evidence
         return (check_agreement(text, {}, evidence.findings, ()) is not None
                 or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
                 or wrong_place(text, {}, evidence.places, evidence.findings) is not None
-                or unasked_port(text, evidence.answerable_ports(self.question))
-                is not None)
+                or unasked_port(text, evidence.answerable_ports(self.question)) is not None
+                or unbacked_share(text, shown_in_run(self.question.text, self.memory.bodies,
+                                                     (f.verdict for f in evidence.findings))) is not None)
 
     def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:
         """A retry steered to "No problem found: <verdict>" rests on that verdict; the result

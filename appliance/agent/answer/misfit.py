@@ -23,6 +23,7 @@ class Kind(str, Enum):
     REFUSAL = "refusal-while-tools-work"
     UNBACKED_FIELD = "field-not-in-any-observation"
     UNBACKED_PATH = "path-not-in-any-observation"
+    UNBACKED_SHARE = "share-not-in-any-observation"
     NO_FACT = "no-observed-fact-named"
     SELF = "names-the-appliance-itself"
     PORT_VERDICT = "port-verdict"

@@ -2,10 +2,9 @@
 -> Misfit | None` that declares the kinds of question it judges, in one ordered list.
 
 Why declared kinds: a rule written for one kind of question fires wrongly on others ("which user
-uses the most CPU?" sent back for not naming the busiest process); here a rule never sees a
-question of a kind it does not name, and its tests ask it questions of the kinds it must not
-judge. Why an order: an answer that invents a fact is refused for that before anything else is
-asked of it. The table of rules and kinds is in docs/engine.md.
+uses the most CPU?" sent back for not naming the busiest process); here a rule never sees a question
+of a kind it does not name, and its tests ask it questions of the kinds it must not judge. Why an
+order: an answer that invents a fact is refused for that first. The table is in docs/engine.md.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from appliance.agent.answer.owed import (claims_nothing, doer_missed, lookup_mis
                                          STANDOUT_KINDS, standout_missed, unbacked_culprits)
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
 from appliance.agent.answer.repeats import restates
+from appliance.agent.answer.shares import share_misfit
 from appliance.agent.answer.said import (NAMED_PROCESS, addresses, denies_all, first_ranked, misses_culprit, names_a_problem,
                                          names_cause, names_process)
 from appliance.agent.answer.settled import PID_STATED, first_fine_place, settled_clear, verdicts_clear
@@ -330,6 +330,8 @@ RULES: tuple[Rule, ...] = (
     Rule("names-the-fact", frozenset({Asks.SYSTEM_FACT}),
          "which kernel (distribution, hostname, time zone …) is this? the measured value of each fact asked",
          lambda a, q, ctx: fact_misfit(a.stated, q.facts, ctx.evidence)),
+    Rule("backed-shares", _ANSWERABLE, "any answer stating a share (a percentage): one an observation shows",
+         lambda a, q, ctx: share_misfit(a.stated, q.text, ctx.bodies, ctx.evidence.findings)),
     Rule("shape", _ANSWERABLE - {Asks.USER, Asks.SYSTEM_FACT},
          "the answer's shape: a number for how much/many (a rate for how fast; none after a no to "
          "\"is …? if so, how much?\"), a thing for which, a log's line for why", _form),
