@@ -26,7 +26,7 @@ from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import Outcome
 from appliance.agent.prompt import kind_call
 from appliance.agent.answer.ports import unasked_port
-from appliance.agent.answer.shares import shown_in_run, unbacked_share
+from appliance.agent.answer.shares import share_misfit
 from appliance.agent.rejection import rejection_message
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
@@ -164,8 +164,7 @@ class Finisher:
                 or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
                 or wrong_place(text, {}, evidence.places, evidence.findings) is not None
                 or unasked_port(text, evidence.answerable_ports(self.question)) is not None
-                or unbacked_share(text, shown_in_run(self.question.text, self.memory.bodies,
-                                                     (f.verdict for f in evidence.findings))) is not None)
+                or share_misfit(text, self.question.text, self.memory.bodies, evidence.findings) is not None)
 
     def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:
         """A retry steered to "No problem found: <verdict>" rests on that verdict; the result

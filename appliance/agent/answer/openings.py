@@ -118,7 +118,7 @@ def fine_opening(fine: Finding, question: "Question | str") -> str:
 def _listed(verdict: str, short: str) -> str:
     """"No problem found: " and as much of `verdict` as fits an opening, cut after a whole "; "
     entry; `short` when not even its first entry fits."""
-    entries = verdict.split("; ")
+    entries = top_clauses(verdict, marks=";")  # a ";" inside parentheses stays in its entry
     for n in range(len(entries), 0, -1):
         opening = NO_PROBLEM + "; ".join(entries[:n])
         if len(opening) <= MAX_OPENING:
