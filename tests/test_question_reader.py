@@ -68,6 +68,29 @@ def test_plain_phrasings_read_as_their_kind(text, asks):
 
 
 @pytest.mark.parametrize("text, asks", [
+    # the class: a person asked for in everyday words, not "user" or "account"
+    ("which of us on this shared server is burning the most ram", Asks.USER),
+    ("one of the people logged in here is using all the cpu, who", Asks.USER),
+    ("my coworker keeps running heavy jobs, can you check who's using the most", Asks.USER),
+    ("who here is using all the cpu", Asks.USER),
+    ("which login is eating the cpu", Asks.USER),
+    ("who is using all the memory", Asks.USER),
+    ("who owns /srv/reports?", Asks.USER),  # a file's owner is an account
+    # "who" of a thing a program holds asks for the program, not a person
+    ("who is using port 8080", Asks.PROCESS),
+    ("who's using /mnt/usb, i cant unmount it", Asks.PROCESS),
+    ("who is eating my disk", Asks.PROCESS),
+    # other kinds the people words must not take
+    ("how many people are logged in?", Asks.COUNT),
+    ("is anyone logged in?", Asks.YES_NO),
+    ("which port is my app listening on?", Asks.PORT),
+    ("which process uses the most memory?", Asks.PROCESS),
+])
+def test_a_person_asked_for_in_everyday_words_is_a_user_and_who_holds_a_port_is_a_program(text, asks):
+    assert read_question(text).asks is asks
+
+
+@pytest.mark.parametrize("text, asks", [
     # other classes the same rules must not touch
     ("Is anything listening on port 9090?", Asks.YES_NO),
     ("Can the user deploy read /srv/app/config.yml?", Asks.YES_NO),

@@ -169,10 +169,18 @@ def named_things(text: str) -> list[str]:
 
 # What is asked, by words: the first that matches wins (the order matters: "how many processes"
 # asks a count, not a process).
-_USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+){0,2}?(?:users?|accounts?|uids?)\b|\bwhose\b"
-                   r"|\bwho\s+(?:is\s+)?(?:logged|using|eats|owns|is\s+the\s+one)\b|\bwho'?s\s+account\b"
-                   r"|\b(?:per|by|each)\s+user\b|\buser\s+(?:is\s+)?(?:using|uses|eating|hogging)\b"
-                   r"|\bwhich\s+of\s+(?:the|our|my)\s+(?:accounts|users|people)\b", re.I)
+_USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+){0,2}?(?:users?|accounts?|uids?|logins?)\b|\bwhose\b"
+                   r"|\bwho'?s\s+account\b|\b(?:per|by|each)\s+user\b|\buser\s+(?:is\s+)?(?:using|uses|eating|hogging)\b"
+                   r"|\bwhich\s+of\s+(?:us|(?:the|our|my)\s+(?:accounts|users|people|logins))\b"
+                   r"|\bwho\s+(?:here|among\s+us|on\s+this\s+(?:box|server|machine|computer))\b", re.I)
+# People named as people ("one of the people logged in here is using all the cpu, who"): a person is
+# asked for unless their number is ("how many people are logged in?").
+_PEOPLE = re.compile(r"\b(?:people|persons|coworkers?|colleagues?|somebody|someone)\s+(?:\w+\s+)?logged\s+(?:in|on)\b",
+                     re.I)
+# "who is using …" asks for a person, unless what is used is a thing programs hold: "who is using
+# port 8080?" or "who's using /mnt/usb?" asks for the program holding it (its user is a detail).
+_WHO_DOES = re.compile(r"\bwho(?:'?s|\s+is)?\s+(?:logged|using|eats|owns|(?:is\s+)?the\s+one)\b", re.I)
+_HELD = re.compile(r"\b(?:ports?|sockets?|connections?)\b|:\d{2,5}\b", re.I)
 _COUNT = re.compile(r"\bhow\s+many\b(?!\s+(?:gigs?|gb|mb|kb|tb|bytes|megabytes|gigabytes|percent|mb/s|seconds|minutes|"
                     r"hours|days))|\bnumber\s+of\b|\bcount\s+(?:of|the)\b", re.I)
 _AMOUNT_EXTRA = re.compile(r"\bhow\s+many\s+(?:gigs?|gb|mb|kb|tb|bytes|megabytes|gigabytes|percent|mb/s|seconds|"
@@ -335,6 +343,20 @@ def _head_thing(text: str, form: str) -> Asks | None:
                  if pattern.search(text) and (form == WHICH or asks is not Asks.PROCESS)), None)
 
 
+def _asks_a_person(text: str, paths: Sequence[str]) -> bool:
+    """The question asks which user or account: said so, or "who" does something to a thing a
+    person has (the CPU, the memory, a file's ownership), not to one a program holds (a port, a
+    socket, a path it keeps open)."""
+    if _USER.search(text) or (_PEOPLE.search(text) and not _COUNT.search(text)):
+        return True
+    who = _WHO_DOES.search(text)
+    if not who:
+        return False
+    if who.group(0).lower().endswith("owns"):  # a file's owner is an account
+        return True
+    return not (_HELD.search(text) or paths)
+
+
 def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
     """What the question asks for, by its words alone, and whether words that say so matched
     (False: the reader fell back to its default, and the model's choice is worth more)."""
@@ -350,8 +372,8 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
     if thing:
         return _THING_KIND[thing.group(1).lower()], True
     # "is any user hogging the machine?" asks yes or no; "which user …?" and "whose …?" ask for the user
-    if _USER.search(text) and not (form == YES_NO_FORM and not _WHICH_WORD.search(text)
-                                   and not re.search(r"\bwhose\b", text, re.I)):
+    if _asks_a_person(text, paths) and not (form == YES_NO_FORM and not _WHICH_WORD.search(text)
+                                            and not re.search(r"\bwhose\b", text, re.I)):
         return Asks.USER, True
     if _COUNT.search(text):
         return Asks.COUNT, True
