@@ -440,6 +440,14 @@ def test_a_plain_which_question_is_steered_to_the_fact_its_ok_verdict_states():
     cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest, api (pid 7), uses 3 % of one core; load 0.4 over 2 cores")
     hog = read_question("which program is hogging the cpu?")
     assert hog.fault and fine_opening(cpu_ok, hog) == f"{NO_PROBLEM}no CPU hog"
+    # "is any …? if so, which?" asks which only on a yes: the all-clear, not the top of the ranking
+    files_ok = Finding("open_files", OK, "no process is near its open-file limit: the most open files, 56, are held "
+                       "by api (pid 7) (limit 65536); the system has 213 file handles of fs.file-max 2471052")
+    if_so = read_question("Is any process close to its limit of open files? If so, which?")
+    assert if_so.conditional and if_so.asks in THINGS
+    assert fine_opening(files_ok, if_so) == f"{NO_PROBLEM}no process is near its open-file limit"
+    plain = read_question("which process has the most open files?")
+    assert "api (pid 7)" in fine_opening(files_ok, plain)  # a plain which still gets the ranking's fact
 
 
 def test_a_retry_asked_for_a_port_begins_with_the_listening_verdicts_list():

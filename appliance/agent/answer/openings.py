@@ -91,10 +91,13 @@ def fine_opening(fine: Finding, question: "Question | str") -> str:
     answer for a number, and a headline alone would steer the retry into that refusal.
     A which-question asks for a thing: a plain one gets the verdict's clause about it instead of
     the all-clear; a complaint gets both, when a later clause shares its words (the verdict found
-    no fault, and states the fact the complaint is about: the job started every minute)."""
+    no fault, and states the fact the complaint is about: the job started every minute); "if so,
+    which?" where the checks found none gets the all-clear."""
     asked = as_question(question)
     fact = None
-    if asked.asks in THINGS:  # "which job runs every minute?": the fact, not an all-clear
+    # "which job runs every minute?": the fact, not an all-clear; "is any …? if so, which?" asks
+    # which only on a yes, and the top of an ok ranking would read as the culprit beside the no
+    if asked.asks in THINGS and not asked.conditional:
         fact = _clause_asked(fine, asked.text, least=COMPLAINT_SHARED_WORDS if asked.fault else 1)
         if fact is not None and not asked.fault:
             return fact
