@@ -117,3 +117,35 @@ def test_when_the_machine_last_restarted_is_answered_with_the_time_since_boot():
     wrong = judge_answer("The system is running fine, it was up 9 hours.", {}, ctx)
     assert wrong.kind is Kind.FACT_NOT_NAMED and "3 h 31 min" in wrong.problem
     assert judge_answer("It restarted about 3 hours and 32 minutes ago.", {}, ctx).problem is None
+
+
+@pytest.mark.parametrize("text, owed", [
+    # the class: an amount (a count) that is itself a fact of the overview
+    ("how long since the last reboot?", ("uptime",)),
+    ("how long has this box been up", ("uptime",)),
+    ("how many cores does this machine have?", ("cores",)),
+    # other kinds and other amounts owe none: a fact named, not asked; a complaint's how-long
+    ("how much memory does the vm use?", ()),
+    ("how long has the server been running slow?", ()),
+    ("has the computer been rebooted lately?", ()),
+    ("why did the machine reboot?", ()),
+    ("how much disk space is free?", ()),
+])
+def test_an_amount_that_is_a_plain_fact_is_owed_by_its_answer(text, owed):
+    from appliance.agent.kind_looks import OVERVIEW, kind_looks
+    q = read_question(text)
+    assert q.facts_owed == owed, q
+    assert (OVERVIEW in kind_looks(q)) is bool(owed)  # its value is measured before the first step
+
+
+def test_how_long_since_the_last_reboot_is_answered_with_the_uptime_not_other_numbers():
+    """"how long since the last reboot?" answered with the CPU's clock and the RAM (numbers an
+    observation shows, so the shape holds) goes back; the retry begins with the uptime."""
+    q = read_question("how long since the last reboot?")
+    assert q.asks is Asks.AMOUNT
+    data = {**DATA, "uptime": "11 h 45 min"}
+    ctx = AnswerContext(question=q, evidence=_evidence(data), bodies=[BODY + ' uptime="11 h 45 min" total="23.6 GiB"'],
+                        tools_worked=True)
+    wrong = judge_answer("The system runs on a virtual machine with 23.6 GiB of RAM.", {}, ctx)
+    assert wrong.rule == "names-the-fact" and wrong.name == "The time since the last boot is 11 h 45 min"
+    assert judge_answer("It was last rebooted 11 h 45 min ago.", {}, ctx).problem is None

@@ -10,17 +10,23 @@ from __future__ import annotations
 from appliance.agent.question.kinds import Asks
 from appliance.agent.question.question import Question
 
+OVERVIEW: tuple[str, dict] = ("system_overview", {})
+
 # The reading that answers a kind of question, with its arguments (cheap ones only: the user
 # totals sample the CPU for about a second).
 KIND_LOOKS: dict[Asks, tuple[tuple[str, dict], ...]] = {
-    Asks.SYSTEM_FACT: (("system_overview", {}),),
+    Asks.SYSTEM_FACT: (OVERVIEW,),
     Asks.USER: (("user_totals", {}),),
 }
 
 
 def kind_looks(question: Question) -> tuple[tuple[str, dict], ...]:
     """The readings measured for this question before the first step (none for a user question
-    about a place it names: who owns a folder is answered by looking at the folder)."""
+    about a place it names: who owns a folder is answered by looking at the folder). An amount that
+    is a plain fact ("how long since the last reboot?") is read from the system overview."""
     if question.asks is Asks.USER and question.paths:
         return ()
-    return KIND_LOOKS.get(question.asks, ())
+    looks = KIND_LOOKS.get(question.asks, ())
+    if question.facts_owed and OVERVIEW not in looks:
+        looks = (*looks, OVERVIEW)
+    return looks

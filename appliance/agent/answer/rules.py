@@ -327,9 +327,9 @@ RULES: tuple[Rule, ...] = (
     Rule("verdicts-first", frozenset({Asks.PROCESS}), "which process has the most …? (a family's own ranking)",
          _not_first),
     Rule("names-a-user", frozenset({Asks.USER}), "which user …? (an account, not its process)", _names_user),
-    Rule("names-the-fact", frozenset({Asks.SYSTEM_FACT}),
-         "which kernel (distribution, hostname, time zone …) is this? the measured value of each fact asked",
-         lambda a, q, ctx: fact_misfit(a.stated, q.facts, ctx.evidence)),
+    Rule("names-the-fact", frozenset({Asks.SYSTEM_FACT, Asks.AMOUNT, Asks.COUNT}),
+         "which kernel (distribution, hostname …) is this? how long since the last boot? the measured value of each "
+         "fact asked", lambda a, q, ctx: fact_misfit(a.stated, q.facts_owed, ctx.evidence)),
     Rule("backed-shares", _ANSWERABLE, "any answer stating a share (a percentage): one an observation shows",
          lambda a, q, ctx: share_misfit(a.stated, q.text, ctx.bodies, ctx.evidence.findings)),
     Rule("shape", _ANSWERABLE - {Asks.USER, Asks.SYSTEM_FACT},

@@ -33,6 +33,12 @@ FACET_WORDS: dict[str, re.Pattern] = {name: re.compile(pattern, re.I) for name, 
 }.items()}
 
 
+# Facts whose value is itself an amount (a time since boot, a number of cores): "how long since the
+# last reboot?" and "how many cores does this box have?" ask an amount that is one of them, while
+# "how much memory does the vm use?" names a fact (a VM) without asking for it.
+AMOUNT_FACETS = frozenset({"uptime", "cores"})
+
+
 def facets_in(text: str) -> tuple[str, ...]:
     """The facts the words ask for, in the table's order."""
     return tuple(name for name, words in FACET_WORDS.items() if words.search(text))

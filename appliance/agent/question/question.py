@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Sequence
 
 from appliance.analyzers.named_path import PathAsk, path_ask
-from appliance.agent.question.facts import facets_in
+from appliance.agent.question.facts import AMOUNT_FACETS, facets_in
 from appliance.agent.question.informal import as_typed
 from appliance.agent.question.kinds import (AMOUNT_FORM, NUMBERS, OPEN, THINGS, WHICH, WHY,
                                          YES_NO_FORM, Asks, Resource, led_by_kind, with_resource)
@@ -71,6 +71,16 @@ class Question:
     def resource_in_words(self) -> bool:
         """The words named the resource; the model did not choose it for them."""
         return (self.prior[1] if self.prior else self.resource.value) != Resource.NONE.value
+
+    @property
+    def facts_owed(self) -> tuple[str, ...]:
+        """The plain facts the answer must state: each one a question of fact asks; of a how-much or
+        how-many question, those that are amounts themselves ("how long since the last reboot?")."""
+        if self.asks is Asks.SYSTEM_FACT:
+            return self.facts
+        if self.asks in (Asks.AMOUNT, Asks.COUNT) and not self.fault:  # "how long has it been slow?" asks of a symptom
+            return tuple(f for f in self.facts if f in AMOUNT_FACETS)
+        return ()
 
     @property
     def asks_which(self) -> bool:
