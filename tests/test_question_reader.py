@@ -125,6 +125,10 @@ def test_the_model_fills_what_a_statement_asks_but_never_overrules_a_why():
     assert why.relabelled(Asks.PROCESS, Resource.CPU, True).asks is Asks.EXPLANATION
     sure = read_question("Which user owns the most processes?")
     assert sure.relabelled(Asks.PROCESS, Resource.PROCESSES, False).asks is Asks.USER
+    # a statement reporting a failure is a complaint, never a thing the model picks
+    failing = read_question("I can't save files in /srv/docs anymore")
+    assert failing.failure and failing.relabelled(Asks.FILE, Resource.DISK_SPACE, True).asks is Asks.EXPLANATION
+    assert failing.relabelled(Asks.FILE, Resource.DISK_SPACE, True).resource is Resource.DISK_SPACE  # the rest fills
 
 
 @pytest.mark.parametrize("text", [

@@ -101,7 +101,10 @@ class Question:
     def _fills_thing(self, asks: Asks) -> bool:
         """The model's kind fills the open one: a thing for a which-question; a thing or a plain fact
         for a statement (never a why: "why is my laptop slow?" asks for the explanation, whatever
-        the model picks)."""
+        the model picks). A statement reporting a failure ("I can't save files in /srv/docs
+        anymore") is a complaint: it asks what is wrong, not for a file the model picks."""
+        if self.form == OPEN and self.failure and asks in THINGS:
+            return False
         return self.thing_open and (asks in THINGS or (self.form == OPEN and asks is Asks.SYSTEM_FACT))
 
     @property
