@@ -114,6 +114,14 @@ def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the
     inodes = NO_PROBLEM + "inodes fine"
     assert kept_after_opening(inodes + ". The filesystem at / is running out of inodes.", [inodes], guard) \
         == inodes + "."
+    # the all-clear's own sentence continued into what was refused (a port nobody asked about) ends at
+    # the opening, though the all-clear alone names nothing observed; other continuations stay
+    from appliance.agent.answer.ports import unasked_port
+    normal = NO_PROBLEM + "connections are normal"
+    refused = lambda text: unasked_port(text, ()) is not None  # noqa: E731
+    assert kept_after_opening(normal + " on port 2048.", [normal], guard, refused, seen) == normal + "."
+    assert kept_after_opening(normal + ", 2 established.", [normal], guard, refused, lambda text: True) \
+        == normal + ", 2 established."
 
 
 def test_a_clause_after_a_culprit_opening_that_contradicts_a_verdict_goes():

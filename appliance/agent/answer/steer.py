@@ -287,11 +287,19 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     def goes(part: str) -> bool:
         return copies(part, copy_guard) or refused(part) or (cleared and (claims_any_fault(part) or not observed(part)))
 
+    def continued_into(piece: str) -> bool:
+        """The opening's sentence continued into what goes ("… is opening tons of …"), or into
+        what was refused ("No problem found: connections are normal on port 2048", the unasked
+        port again), where the opening alone is judged only for what it claims (an all-clear
+        names nothing observed by design)."""
+        whole = opening + piece
+        return (goes(whole) and not goes(opening)) or (refused(whole) and not refused(opening))
+
     tail = answer[len(opening):]
     first, *rest = re.split(r"(?<=[.;!?])\s+", tail)
     pieces = _CLAUSE_AFTER_OPENING.split(first)  # [text, separator, clause, separator, clause, …]
-    if pieces[0].strip(" .") and goes(opening + pieces[0]) and not goes(opening):
-        head = ""  # the opening's sentence, continued into what the check denies ("… is opening tons of …")
+    if pieces[0].strip(" .") and continued_into(pieces[0]):
+        head = ""  # the opening's sentence, continued into what the check denies or what was refused
     else:
         head = pieces[0] + "".join(sep + clause for sep, clause in zip(pieces[1::2], pieces[2::2]) if not goes(clause))
     if head != first and first.rstrip().endswith((".", "!", "?")) and not head.rstrip().endswith((".", "!", "?")):
