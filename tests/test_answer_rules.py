@@ -626,6 +626,43 @@ def test_a_storage_question_about_a_named_place_names_the_fault_the_checks_found
     assert judge_answer("The / filesystem (ext4) is mounted rw,relatime.", {}, filling).problem is not None
 
 
+def test_a_place_the_question_names_is_no_answer_without_what_the_checks_found_there():
+    """Class: a complaint about a place it names ("I can't save files in /srv/docs anymore", "the mail
+    thing won't start, config is in /etc/relay/relay.conf") where a check found the fault there:
+    naming the place alone echoes the question ("budget.csv is the largest file in /srv/docs"); the
+    fault said, or the setting and value the verdict found, answers it. A culprit named by itself
+    (a setting) answers it as before."""
+    from appliance.agent.evidence import Evidence, Look
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
+    from appliance.agent.question.kinds import Asks
+    from appliance.agent.question.question import read_question
+
+    ro = Finding("readonly_fs", WARNING, "/srv/docs (tmpfs) is mounted read-only: writes there fail with 'Read-only "
+                                         "file system'", {"mount": "/srv/docs"}, culprit="/srv/docs", path="/srv/docs")
+    root_ok = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / (ext4) is 23 % used")
+    listing = Look("/srv/docs", "dir_sizes", {"path": "/srv/docs"}, {"status": "ok", "data": {}})
+    question = read_question("I can't save files in /srv/docs anymore")
+    assert question.asks is Asks.EXPLANATION and question.paths == ("/srv/docs",)
+    ctx = AnswerContext(question=question, evidence=Evidence(findings=(root_ok, ro), topics=("readonly_fs",),
+                                                             looks=(listing,), places=(ro,)),
+                        bodies=[root_ok.line(), ro.line(), 'path=/srv/docs/budget.csv size="4.0 KiB"'], tools_worked=True)
+    echo = judge_answer("budget.csv is the largest file in /srv/docs, 4.0 KiB.", {}, ctx)
+    assert echo.problem is not None and echo.problem.startswith("[misses-the-check: [warning] readonly_fs:")
+    assert judge_answer("/srv/docs is mounted read-only, so nothing can be saved there.", {}, ctx).problem is None
+
+    conf = "/etc/relay/relay.conf"
+    bad = Finding("config", WARNING, f"invalid setting: {conf} line 4: listen_port = 99999 is not a valid port (1–65535)",
+                  {"path": conf, "line": 4, "setting": "listen_port"}, culprit="listen_port", path=conf)
+    read = Look(conf, "read_file", {"path": conf}, {"status": "ok", "data": {}})
+    mail = read_question(f"the mail thing won't start, config is in {conf}")
+    ctx = AnswerContext(question=mail, evidence=Evidence(findings=(bad,), topics=(), looks=(read,), places=(bad,)),
+                        bodies=[bad.line(), f"path={conf}\n  listen_port = 99999"], tools_worked=True)
+    echo = judge_answer(f"The mail relay configuration is in {conf}, which is not in the allowed list.", {}, ctx)
+    assert echo.problem is not None and "[warning] config:" in echo.problem
+    for right in (f"listen_port = 99999 in {conf} is not a valid port.", "The setting listen_port is out of range."):
+        assert judge_answer(right, {}, ctx).problem is None, right
+
+
 def test_a_share_in_percent_is_an_observed_fact_written_or_rounded():
     """An answer that states the share a verdict or a tool showed ("26 % used", used_percent=25.6)
     names an observed fact, as written or rounded to a whole number; a share no observation shows

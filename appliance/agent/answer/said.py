@@ -295,20 +295,44 @@ def adds_to_the_question(stated: str, finding: Finding, asked_paths: Sequence[st
     """The text names what the verdict found beyond the question's own words, when everything the
     verdict names as its subject lies on a path the question gives (the link `/srv/app/current` on the
     failing `/srv/app/current/config.yml`: naming it is an echo). What counts is a place the verdict
-    names off the asked paths (the link's missing target), by its path or its last part. True when
-    there is nothing beyond to name, or the subject is not on an asked path."""
+    names off the asked paths (the link's missing target), by its path or its last part; with no
+    such place, what it found there (`_found_there`). True when the subject is not on an asked path."""
     asked = [os.path.normpath(p) for p in asked_paths if p.startswith("/")]
 
     def on_asked(path: str) -> bool:
         return any(a == path or a.startswith(path.rstrip("/") + "/") for a in asked)
 
     subject = str(finding.culprit or finding.path or "")
-    if not subject.startswith("/") or not on_asked(os.path.normpath(subject)):
+    text = stated.lower()
+    if not subject.startswith("/"):
+        # a culprit by its name (a setting, a process) adds when named; its file, when the question
+        # gives that file, is an echo unless what was found there is said
+        path = str(finding.path or "")
+        if not path.startswith("/") or not on_asked(os.path.normpath(path)) or says_whole(text, subject.lower()):
+            return True
+        return _found_there(stated, finding)
+    if not on_asked(os.path.normpath(subject)):
         return True
     beyond = [p for p in _QUOTED_PATH.findall(finding.verdict) if not on_asked(os.path.normpath(p))]
-    text = stated.lower()
-    return not beyond or any(says_whole(text, name.lower())
-                             for path in beyond for name in (path, os.path.basename(path)) if name)
+    if not beyond:
+        return _found_there(stated, finding)
+    return any(says_whole(text, name.lower()) for path in beyond for name in (path, os.path.basename(path)) if name)
+
+
+# What a verdict found at a place, beyond the place's name: a setting ("listen_port"), a value
+# ("99999"), a share ("100 %"): a name with "_" or "=", or a number of three digits or more.
+_FOUND_TOKEN = re.compile(r"(?<![\w/.-])(?:[A-Za-z][\w.-]*_[\w.-]+|\d{3,})(?![\w/-])")
+
+
+def _found_there(stated: str, finding: Finding) -> bool:
+    """The text says what the verdict found at a place the question names, not the place alone:
+    the family's fault claimed ("/srv/docs is mounted read-only"), or a setting or a value the
+    verdict states there. "X is the largest file in /srv/docs" for a read-only /srv/docs names the
+    place and nothing found there. A family with no words of its fault keeps the place as named."""
+    if finding.family not in FAULT_CLAIMS or claims_fault(stated, finding.family):
+        return True
+    tokens = set(_FOUND_TOKEN.findall(_QUOTED_PATH.sub(" ", finding.verdict)))
+    return any(says_whole(stated.lower(), token.lower()) for token in tokens)
 
 
 def names_cause(stated: str, findings: Sequence[Finding], asked_paths: Sequence[str]) -> bool:
