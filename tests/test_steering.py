@@ -122,6 +122,11 @@ def test_words_after_a_no_problem_opening_that_claim_the_fault_again_or_copy_the
     assert kept_after_opening(normal + " on port 2048.", [normal], guard, refused, seen) == normal + "."
     assert kept_after_opening(normal + ", 2 established.", [normal], guard, refused, lambda text: True) \
         == normal + ", 2 established."
+    # … or into text copied from elsewhere (the prompt's examples)
+    examples = ["battery: percent=12.0 plugged_in=no time_left=25m; the battery is at 12% and not plugged in, with about "
+                "25 minutes left"]
+    assert kept_after_opening(normal + ", battery is at 12% and not plugged in, with about 25 minutes left.", [normal],
+                              examples, refused, seen) == normal + "."
 
 
 def test_a_clause_after_a_culprit_opening_that_contradicts_a_verdict_goes():

@@ -282,12 +282,12 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
         return copies(part, copy_guard) or refused(part) or (cleared and (claims_any_fault(part) or not observed(part)))
 
     def continued_into(piece: str) -> bool:
-        """The opening's sentence continued into what goes ("… is opening tons of …"), or into
-        what was refused ("No problem found: connections are normal on port 2048", the unasked
-        port again), where the opening alone is judged only for what it claims (an all-clear
-        names nothing observed by design)."""
-        whole = opening + piece
-        return (goes(whole) and not goes(opening)) or (refused(whole) and not refused(opening))
+        """The opening's sentence continued into what goes: a fault the check denies ("… is
+        opening tons of …"), what was refused ("No problem found: connections are normal on port
+        2048", the unasked port again), text copied from elsewhere. The opening alone is the
+        engine's and is judged only for what it claims (an all-clear names nothing observed by design)."""
+        judged = copies(opening, copy_guard) or refused(opening) or (cleared and claims_any_fault(opening))
+        return goes(opening + piece) and not judged
 
     tail = answer[len(opening):]
     first, *rest = re.split(r"(?<=[.;!?])\s+", tail)
