@@ -150,6 +150,10 @@ def test_an_open_request_for_what_happens_is_a_why_the_model_cannot_make_a_thing
     ("can i disconnect /media/cam now?", True, True),
     ("which process has /var/lib/db/main.db open?", True, False),
     ("how big is /srv/data?", False, False),
+    # what holds deleted files holds space, not the place: the deleted-files check answers it
+    ("Is any deleted file still holding space on /srv/spool? If so, which process holds it?", False, False),
+    ("which process holds /mnt/usb?", True, False),
+    ("i deleted the logs but cant unmount /mnt/usb, target is busy", True, True),
 ])
 def test_taking_a_disk_away_in_plain_words_asks_who_holds_it(text, holders, in_the_way):
     from appliance.analyzers.named_path import path_ask

@@ -103,6 +103,18 @@ class PathAsk:
     disk: bool = False  # the words name a disk one takes away (a stick, a drive, a card, a mount)
 
 
+# Files said to be deleted: what holds them holds space, not the place (the deleted-files check's question).
+_DELETED = re.compile(r"\bdeleted\b|\bremoved\s+files?\b", re.I)
+
+
+def _asks_holders(question: str) -> bool:
+    """Who holds the place: asked in words of holding, unless what is held is deleted files ("is any
+    deleted file still holding space on X? which process holds it?") and nothing says X is in the way."""
+    if not _HOLD.search(question):
+        return False
+    return not _DELETED.search(question) or bool(_IN_THE_WAY.search(question))
+
+
 def path_ask(question: str) -> PathAsk:
     """The words' reading of what a question asks about a path it names. A path named beside an
     account of this machine ("the app runs as www-data and fails on X") asks whether that account
@@ -110,7 +122,7 @@ def path_ask(question: str) -> PathAsk:
     user = named_user(question)
     return PathAsk(lookup=bool(_LOOKUP.search(question)) or user is not None,
                    denial=bool(_DENIAL.search(question) or _CAN_READ.search(question)) or user is not None,
-                   holders=bool(_HOLD.search(question)), in_the_way=bool(_IN_THE_WAY.search(question)),
+                   holders=_asks_holders(question), in_the_way=bool(_IN_THE_WAY.search(question)),
                    counts=bool(_COUNTS.search(question)), grows=bool(_GROWS.search(question)), user=user,
                    disk=bool(_DISK.search(question)))
 
