@@ -117,7 +117,9 @@ def test_a_disk_in_the_way_named_by_no_path_means_the_personal_mounts(question):
 
 @pytest.mark.parametrize("question", ["which process is using the most cpu?", "what is on my usb stick?",
                                       "how big is my external disk?", "is the cpu busy?",
-                                      "the server is busy all day, why?"])
+                                      "the server is busy all day, why?",
+                                      # a disk's activity, not a disk taken away
+                                      "the disk is busy all the time and everything stutters, what's hammering it?"])
 def test_no_mount_is_meant_where_nothing_is_said_to_be_in_the_way(question):
     from appliance.agent.question.question import read_question
     from appliance.analyzers.named_path import mounts_in_the_way

@@ -44,6 +44,9 @@ _TAKE_AWAY = r"unplug|pull(?:ing)? (?:\w+ ){0,2}?out|take (?:\w+ ){0,2}?out|disc
 _HOLD = re.compile(rf"\b(busy|eject|unmount|umount|in use|{_TAKE_AWAY}|locked|still open|keeps? .{{0,20}}open|using|"
                    r"use it|ha(?:s|ve) .{0,40}\bopen|remove|delete)\b|\b(?:who|which|what)\b.{0,40}\b(?:holds?|holding)\b",
                    re.I)
+# Taking a disk away, or failing to: "busy" alone is how people describe a disk's activity too
+# ("the disk is busy all the time and everything stutters"), so it takes "target/device is busy".
+_AWAY = re.compile(rf"\b(eject|unmount|umount|in use|{_TAKE_AWAY}|(?:target|device|resource) is busy)\b", re.I)
 _IN_THE_WAY = re.compile(rf"\b(busy|eject|unmount|umount|in use|{_TAKE_AWAY}|locked|still open|keeps? .{{0,20}}open|"
                          r"can'?t (?:remove|delete)|cannot (?:remove|delete))\b", re.I)
 # Permission: a denial the person reports (judged for anyone but the owners when no user is named),
@@ -101,6 +104,7 @@ class PathAsk:
     user: str | None = None
     plain: bool = False  # a plain file asked nothing particular: its way is judged for others
     disk: bool = False  # the words name a disk one takes away (a stick, a drive, a card, a mount)
+    away: bool = False  # the words take a disk away, or cannot ("eject", "unmount", "target is busy")
 
 
 # Files said to be deleted: what holds them holds space, not the place (the deleted-files check's question).
@@ -124,7 +128,7 @@ def path_ask(question: str) -> PathAsk:
                    denial=bool(_DENIAL.search(question) or _CAN_READ.search(question)) or user is not None,
                    holders=_asks_holders(question), in_the_way=bool(_IN_THE_WAY.search(question)),
                    counts=bool(_COUNTS.search(question)), grows=bool(_GROWS.search(question)), user=user,
-                   disk=bool(_DISK.search(question)))
+                   disk=bool(_DISK.search(question)), away=bool(_AWAY.search(question)))
 
 
 def path_findings(path: str, question: "PathAsk | str", readings: Readings, *, storage: bool = False) -> list[Finding]:
@@ -238,7 +242,7 @@ def mounts_in_the_way(ask: PathAsk, readings: Readings) -> list[str]:
     """The mounts a question about taking a disk away means when it names none: those under
     /media, /mnt or /run/media, and any other of a removable disk's filesystem type (not /boot's),
     at most MOUNTS_IN_THE_WAY; none unless the words say something is in the way (eject, busy …)."""
-    if not (ask.holders and ask.in_the_way and ask.disk):  # "is the cpu busy?" takes no disk away
+    if not (ask.holders and ask.in_the_way and ask.disk and ask.away):  # "is the cpu busy?" takes no disk away
         return []
     found = [m for m in all_mounts(readings) if is_storage(m) and not m.mountpoint.startswith("/boot")
              and (m.mountpoint.startswith(_PERSONAL_MOUNTS) or m.fstype in _REMOVABLE_TYPES)]
