@@ -416,3 +416,27 @@ def test_a_yes_no_complaint_is_led_by_a_problem_of_its_own_part_only():
     assert question.resource.value == "cpu" and question.fault
     assert with_current_problems(question, ("cpu",), [cpu_fine, throttled], [])[0] == "cgroup_limits"
     assert with_current_problems(question, ("cpu",), [cpu_fine, disk_full], []) == ("cpu",)
+
+
+def test_a_verdict_not_shown_for_room_still_backs_an_answer_a_retry_may_begin_with():
+    """Steering reads every verdict and may begin a retry with one the first step had no room to
+    show ("the top reader/writer is NAME (pid N)"); an answer naming it was then refused as naming
+    what no observation showed. Every verdict measured is an observation of the run."""
+    from appliance.agent.answer.checks import check_answer
+    from appliance.agent.first_step import FirstEvidence
+    from appliance.agent.question.question import read_question
+    from appliance.agent.run_memory import RunMemory
+
+    many = tuple(Finding("zombies", WARNING, f"{n} zombie processes, all children of reaper{n} (pid {n})",
+                         culprit=f"reaper{n}", pid=n) for n in range(1, MAX_SHOWN + 2))
+    io = Finding("disk_io", OK, "no disk is saturated: the busiest, vda, is busy 3 %; the top reader/writer is "
+                                "dbflusher (pid 77): write 9.0 MiB/s")
+    evidence = Evidence((*many, io), ("zombies",))
+    assert io not in evidence.shown()
+    memory = RunMemory()
+    first = FirstEvidence(EngineSettings(), build_registry(ToolContext(policy=PathPolicy.default())),
+                          FixedEvidence(evidence), lambda pids: {}, frozenset())
+    list(first.gather("run", read_question("what's hammering the disk?"), memory))
+    assert check_answer("dbflusher (pid 77) writes the most.", {"culprit": "dbflusher"}, memory.bodies,
+                        tools_worked=True).problem is None
+    assert not any("dbflusher" in line for line in memory.evidence_log)  # not shown as if the model had read it

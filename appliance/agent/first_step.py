@@ -54,6 +54,9 @@ class FirstEvidence:
         for status, source, body in parts:
             memory.remember_body(0, source, body)
             texts.append(wrap(source, status, body))
+        unshown = [f for f in memory.evidence.findings if f not in memory.evidence.shown()]
+        if unshown:  # measured, not shown for room: a retry may still begin with one (steering reads them all)
+            memory.bodies.append(findings_text(unshown))
         text = "\n".join(texts)
         status = parts[0][0]
         summary = summarize(" | ".join(body for _, _, body in parts[1:]) or parts[0][2])
