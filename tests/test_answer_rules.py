@@ -743,3 +743,17 @@ def test_a_share_a_tool_gives_under_its_own_key_is_shown():
     shown = shares_shown(["pid=4242 name=burn cpu_percent=99.0 memory_mb=12", '{"mem_pct": 4.2}'])
     assert unbacked_share("burn keeps one core at 99% CPU and 4 % of memory", shown) is None
     assert unbacked_share("burn uses 12% of memory", shown) == "12%"  # its megabytes are no share
+
+
+def test_a_port_verdict_is_named_by_the_address_a_quoted_log_line_gives():
+    """Class: a log's cause line quoted whole ("cannot connect to postgres at 127.0.0.1:60683 …")
+    for a log question where a check found nothing listening on that port: the line names the
+    port as an address, which names the verdict's culprit ("tcp port 60683"); another port does not."""
+    from appliance.agent.answer.said import names_any
+
+    down = Finding("listening", WARNING, "nothing listens on tcp port 60683: a service that should answer there is "
+                                         "down or listens elsewhere", culprit="tcp port 60683")
+    assert names_any("The log shows 'ERROR db: cannot connect to postgres at 127.0.0.1:60683: [Errno 111]'", [down])
+    assert names_any("nothing answers on port 60683", [down])
+    assert not names_any("cannot connect to postgres at 127.0.0.1:6068", [down])
+    assert not names_any("the log has 60683 lines", [down])

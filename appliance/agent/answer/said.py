@@ -283,7 +283,13 @@ def names_any(stated: str, findings: Sequence[Finding], *, whole_paths: bool = F
             deeper = r"|/[\w.]" if whole_paths and name.startswith("/") else ""
             if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\d{deeper})", text):
                 return True
+            port = _PORT_CULPRIT.fullmatch(name)
+            if port and re.search(rf"(?:\bport\s+|(?<=\w):){port.group(1)}(?!\d)", text):
+                return True  # "tcp port 60683" named as a log line or an address writes it: "127.0.0.1:60683"
     return False
+
+
+_PORT_CULPRIT = re.compile(r"(?:tcp|udp)\s+port\s+(\d+)")
 
 
 def says_whole(text: str, name: str) -> bool:
