@@ -200,25 +200,6 @@ def test_a_which_question_without_a_ranking_uses_the_process_its_verdict_names()
     assert got.culprits == ("cachehog",)
 
 
-def test_a_retry_resting_on_a_logs_warning_begins_with_the_line_it_quotes_not_the_logs_path():
-    """Class: a complaint about a service whose log's verdict is the problem, refused for naming no
-    fact: the retry began with the log's path alone, and the model went on "… is not logging any
-    errors". It begins with the line the verdict quotes; a verdict whose clause says its fault keeps it."""
-    from appliance.agent.answer.openings import statement
-
-    log = Finding("log_errors", WARNING, "/srv/billing/logs/billing.log: 1 error line in the newest run (1 in 398 lines "
-                  "scanned); it starts with: «2024-05-14 02:15:54 ERROR db: FATAL: password authentication failed for "
-                  "user \"billing\" (db.internal:5432)»", path="/srv/billing/logs/billing.log")
-    evidence = Evidence(findings=(log,), topics=("log_errors",), places=(log,))
-    got = steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "billing is broken, it lives in /srv/billing, can you look?",
-                evidence, [log.line()])
-    assert got.openings == (LOG_CAUSE + "«ERROR db: FATAL: password authentication failed for user \"billing\" "
-                            "(db.internal:5432)»",)
-    ro = Finding("readonly_fs", WARNING, "/srv/docs (tmpfs) is mounted read-only: writes there fail with 'Read-only "
-                 "file system'", culprit="/srv/docs", path="/srv/docs")
-    assert statement(ro) == "/srv/docs (tmpfs) is mounted read-only"
-
-
 def test_a_log_answer_that_did_not_quote_the_cause_begins_with_the_log():
     evidence = Evidence(findings=(CPU_OK,), topics=("log_errors",))
     got = steer(Misfit(Kind.LOG_NOT_QUOTED, "[log-errors-not-quoted: the log shows: ERROR db: connection refused]"), "why does app fail?",

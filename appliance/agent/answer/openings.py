@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from appliance.agent.answer.said import NAMED_PROCESS, QUOTED
+from appliance.agent.answer.said import NAMED_PROCESS
 from appliance.agent.question.kinds import AMOUNT_FORM, KIND_FAMILIES, THINGS
 from appliance.agent.question.question import Question, as_question, question_form
 from appliance.analyzers.base import Finding
@@ -30,19 +30,6 @@ def top_clauses(text: str, marks: str = ";:") -> list[str]:
     return [c for c in out if c]
 
 
-LOG_CAUSE = "The log shows: "
-_STAMP = re.compile(r"^\W*\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?\W*")
-
-
-def quoted_cause(line: str) -> str:
-    """"The log shows: «…»", the line without its timestamp, cut at a word to fit an opening."""
-    line = _STAMP.sub("", line).strip()
-    room = MAX_OPENING - len(LOG_CAUSE) - 2
-    if len(line) > room:
-        line = line[:room].rsplit(" ", 1)[0]
-    return f"{LOG_CAUSE}«{line}»" if line else LOG_CAUSE
-
-
 def statement(finding: Finding) -> str:
     """What a retry about a problem begins with: the clause of its verdict that names its culprit
     ("NAME (pid N) uses 99 % of one core (threshold 75 %)", "/data/shared (tmpfs) is mounted
@@ -60,10 +47,6 @@ def statement(finding: Finding) -> str:
         # says nothing of the fault: its head clause says it ("X is throttled by its CPU quota")
         joined = f"{clauses[0]}: {clause}"
         clause = joined if len(joined) <= MAX_OPENING else clause
-    quoted = QUOTED.search(finding.verdict)
-    if clause == name and name.startswith("/") and quoted:
-        # a log's path alone says nothing of its fault: the line its verdict quotes does
-        return quoted_cause(quoted.group(1))
     if len(clause) > MAX_OPENING:  # without its closing aside "(… has no entry …)", when that fits,
         # also one cut short where the evidence was shortened ("(… has no entry 20… [26 more chars]")
         clause = re.sub(r"\s*\([^()]*\)?$", "", clause)

@@ -15,8 +15,8 @@ shows, with no verdict to say what it should have named, is sent back without an
 from __future__ import annotations
 
 from appliance.agent.answer.misfit import NO_REAL_CULPRIT, Kind, Misfit
-from appliance.agent.answer.openings import (LOG_CAUSE, MAX_OPENING, NO_PROBLEM, doer_clause, fine_opening, headline,
-                                             quoted_cause, statement, top_clauses)
+from appliance.agent.answer.openings import (MAX_OPENING, NO_PROBLEM, doer_clause, fine_opening, headline, statement,
+                                             top_clauses)
 from appliance.agent.question.kinds import THINGS, Asks
 from appliance.agent.question.question import Question, as_question
 
@@ -36,6 +36,7 @@ from appliance.agent.answer.ports import port_opening
 from appliance.agent.answer.settled import alongside, answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
 from appliance.analyzers.base import OK, Finding, worst
 
+LOG_CAUSE = "The log shows: "
 MAX_OPENINGS = 4
 
 
@@ -211,6 +212,7 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
 
 
 _EXAMPLE = re.compile(r'example="([^"]+)"?')
+_STAMP = re.compile(r"^\W*\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?\W*")
 
 
 def log_cause(evidence: Evidence, log_errors: Sequence[str]) -> str:
@@ -223,7 +225,11 @@ def log_cause(evidence: Evidence, log_errors: Sequence[str]) -> str:
     if quoted is None:
         example = _EXAMPLE.search(log_errors[0])
         quoted = example.group(1) if example else log_errors[0]
-    return quoted_cause(quoted)
+    line = _STAMP.sub("", quoted).strip()
+    room = MAX_OPENING - len(LOG_CAUSE) - 2
+    if len(line) > room:
+        line = line[:room].rsplit(" ", 1)[0]
+    return f"{LOG_CAUSE}«{line}»" if line else LOG_CAUSE
 
 
 LAST_STEP = Misfit(Kind.LAST_STEP, "[last-step]", invented=False)
