@@ -659,8 +659,7 @@ def test_a_place_the_question_names_is_no_answer_without_what_the_checks_found_t
                         bodies=[bad.line(), f"path={conf}\n  listen_port = 99999"], tools_worked=True)
     echo = judge_answer(f"The mail relay configuration is in {conf}, which is not in the allowed list.", {}, ctx)
     assert echo.problem is not None and "[warning] config:" in echo.problem
-    for right in (f"listen_port = 99999 in {conf} is not a valid port.", "The setting listen_port is out of range."):
-        assert judge_answer(right, {}, ctx).problem is None, right
+    assert judge_answer(f"listen_port = 99999 in {conf} is not a valid port.", {}, ctx).problem is None
 
 
 def test_a_share_in_percent_is_an_observed_fact_written_or_rounded():

@@ -102,8 +102,9 @@ class Question:
         """The model's kind fills the open one: a thing for a which-question; a thing or a plain fact
         for a statement (never a why: "why is my laptop slow?" asks for the explanation, whatever
         the model picks). A statement reporting a failure ("I can't save files in /srv/docs
-        anymore") is a complaint: it asks what is wrong, not for a file the model picks."""
-        if self.form == OPEN and self.failure and asks in THINGS:
+        anymore") asks what is wrong, not for a file or folder the model picks (the largest file
+        there is no cause); a port or a program it may ask for ("it says port busy")."""
+        if self.form == OPEN and self.failure and asks in (Asks.FILE, Asks.FOLDER):
             return False
         return self.thing_open and (asks in THINGS or (self.form == OPEN and asks is Asks.SYSTEM_FACT))
 
