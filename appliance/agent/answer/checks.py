@@ -15,7 +15,8 @@ from typing import Any, Iterable, Mapping
 
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.agent.answer.repeats import copies, normalized
-from appliance.agent.answer.said import CULPRIT_FIELDS, number_forms, quantities, says_all_clear
+from appliance.agent.answer.quantities import number_forms, quantities
+from appliance.agent.answer.said import CULPRIT_FIELDS, says_all_clear
 from appliance.analyzers.base import Finding
 
 # Fields that must be copied exactly from an observation, and those that may be phrased freely

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.said import duration
+from appliance.agent.answer.quantities import duration
 from appliance.agent.evidence import Evidence
 
 OVERVIEW = "system_overview"

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent.answer.misfit import Kind, Misfit
+from appliance.agent.answer.quantities import number_forms
 from appliance.agent.answer.said import (SAY_YES_OR_NO, affirms, begins_yes_or_no, claims_any_fault, denies_all,
-                                         names_a_problem, number_forms, says_whole)
+                                         names_a_problem, says_whole)
 
 from appliance.agent.question.kinds import Asks
 from appliance.agent.question.question import (AMOUNT_FORM as AMOUNT, OPEN, WHICH, WHY, YES_NO_FORM as YES_NO,
