@@ -54,7 +54,8 @@ class FirstEvidence:
         for status, source, body in parts:
             memory.remember_body(0, source, body)
             texts.append(wrap(source, status, body))
-        unshown = [f for f in memory.evidence.findings if f not in memory.evidence.shown()]
+        shown = memory.evidence.shown()
+        unshown = [f for f in memory.evidence.findings if f not in shown]
         if unshown:  # measured, not shown for room: a retry may still begin with one (steering reads them all)
             memory.bodies.append(findings_text(unshown))
         text = "\n".join(texts)

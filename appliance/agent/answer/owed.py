@@ -12,10 +12,9 @@ import re
 from typing import Any, Mapping
 
 from appliance.agent.answer.clear import settled_clear, verdicts_clear
-from appliance.agent.answer.said import (CULPRIT_FIELDS, NAMED_PROCESS, SAY_YES_OR_NO, adds_to_the_question,
-                                         begins_yes_or_no, claims_any_fault, claims_problem, denies_all,
-                                         names_a_problem, names_any, names_cause, named_standout, names_first_ranked,
-                                         names_process, quotes_a_verdict)
+from appliance.agent.answer.said import (CULPRIT_FIELDS, NAMED_PROCESS, SAY_YES_OR_NO, begins_yes_or_no,
+                                         claims_any_fault, claims_problem, denies_all, names_a_problem, names_cause,
+                                         named_standout, names_first_ranked, names_process, quotes_a_verdict)
 from appliance.agent.evidence import LOGS, STORAGE_FAMILIES, Evidence
 from appliance.agent.question.kinds import RESOURCE_FAMILIES, Asks
 from appliance.agent.question.question import (WHICH, Question, as_question, asks_ranking, is_conditional, question_form,
@@ -78,8 +77,7 @@ def place_problem_missed(answer: str, result: Mapping[str, Any], question: "Ques
     # naming another problem the question asks about (the process holding the place's deleted files) answers it too;
     # the place the question named answers it only with what was found there ("… is mounted read-only")
     problems = at_place + [f for f in evidence.asked_problems() if f not in at_place]
-    paths = as_question(question).paths
-    if any(names_any(stated, [f]) and adds_to_the_question(stated, f, paths) for f in problems):
+    if names_cause(stated, problems, as_question(question).paths, whole_paths=False):
         return None
     return f"[misses-the-check: {problems[0].line()[:200]}]"
 

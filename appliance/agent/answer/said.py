@@ -289,7 +289,7 @@ def adds_to_the_question(stated: str, finding: Finding, asked_paths: Sequence[st
 
 
 # What a verdict found at a place, beyond the place's name: a setting ("listen_port"), a value
-# ("99999"), a share ("100 %"): a name with "_" or "=", or a number of three digits or more.
+# ("99999"), a share ("100 %"): a name with "_" in it, or a number of three digits or more.
 _FOUND_TOKEN = re.compile(r"(?<![\w/.-])(?:[A-Za-z][\w.-]*_[\w.-]+|\d{3,})(?![\w/-])")
 
 
@@ -304,11 +304,12 @@ def _found_there(stated: str, finding: Finding) -> bool:
     return any(says_whole(stated.lower(), token.lower()) for token in tokens)
 
 
-def names_cause(stated: str, findings: Sequence[Finding], asked_paths: Sequence[str]) -> bool:
-    """The text names one of `findings` as itself: a path only whole, and a cause that lies on an
-    asked path (the dangling link inside the failing path) only with what its verdict found there
-    (where the link points), since naming it alone restates the question."""
-    return any(names_any(stated, [f], whole_paths=True) and adds_to_the_question(stated, f, asked_paths)
+def names_cause(stated: str, findings: Sequence[Finding], asked_paths: Sequence[str], *,
+                whole_paths: bool = True) -> bool:
+    """The text names one of `findings` as itself: a path only whole (unless `whole_paths` is off),
+    and a cause that lies on an asked path (the dangling link inside the failing path) only with
+    what its verdict found there (where the link points), since naming it alone restates the question."""
+    return any(names_any(stated, [f], whole_paths=whole_paths) and adds_to_the_question(stated, f, asked_paths)
                for f in findings)
 
 
