@@ -572,6 +572,12 @@ def test_a_no_to_if_so_which_keeps_no_sentence_naming_the_top_of_an_ok_ranking()
     assert without_unasked_which(question, answer, Evidence(findings=(hog,), topics=("memory",))) == answer
     yes = "Yes. cachehoard-40d9 (pid 8134) holds 20 GiB."
     assert without_unasked_which(question, yes, clear) == yes
+    # the same blame as a clause of the no's own sentence goes too; a "No," head alone is no sentence
+    clause = "No problem found: no memory pressure, with 30.2 MiB held by cachehoard-40d9 (pid 8134)."
+    assert without_unasked_which(question, clause, clear) == "No problem found: no memory pressure."
+    short = "No, cachehoard-40d9 (pid 8134) uses the most."
+    assert without_unasked_which(question, short, clear) == short
+    assert without_unasked_which("Which process uses the most memory?", clause, clear) == clause
 
 
 def test_a_culprit_field_no_verdict_backs_goes_where_the_checks_found_the_place_fine():
@@ -756,3 +762,26 @@ def test_a_port_verdict_is_named_by_the_address_a_quoted_log_line_gives():
     assert names_any("nothing answers on port 60683", [down])
     assert not names_any("cannot connect to postgres at 127.0.0.1:6068", [down])
     assert not names_any("the log has 60683 lines", [down])
+
+
+def test_a_result_field_that_claims_a_fault_the_checks_deny_goes_and_the_right_answer_stands():
+    """"Why can't I save in DIR?" answered "DIR (tmpfs) is mounted read-only" with the refused
+    answer's value "root filesystem is full" kept through the retry: the field goes, the answer
+    stands. An answer whose own words claim that fault is still sent back (the rule is about fields
+    only), and a field that claims a fault the checks found stays."""
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
+
+    ro = Finding("readonly_fs", WARNING, "/srv/docs (tmpfs) is mounted read-only: writes there fail with "
+                                         "'Read-only file system'", culprit="/srv/docs")
+    full_ok = Finding("filesystem_full", OK, "no filesystem is full: the fullest, / (ext4) is 25 % used")
+    evidence = Evidence(findings=(ro, full_ok), topics=("readonly_fs", "filesystem_full"))
+    ctx = AnswerContext(question="I can't save files in /srv/docs anymore", evidence=evidence,
+                        bodies=[ro.line(), full_ok.line()], tools_worked=True)
+    verdict = judge_answer("/srv/docs (tmpfs) is mounted read-only.",
+                           {"culprit": "/srv/docs", "value": "root filesystem is full"}, ctx)
+    assert verdict.problem is None and "value" in verdict.dropped and verdict.result == {"culprit": "/srv/docs"}
+    wrong = judge_answer("The root filesystem is full.", {"culprit": "/"}, ctx)
+    assert wrong.problem is not None and wrong.rule is not None
+    kept = judge_answer("/srv/docs (tmpfs) is mounted read-only.", {"value": "mounted read-only"}, ctx)
+    assert kept.problem is None and kept.result == {"value": "mounted read-only"}

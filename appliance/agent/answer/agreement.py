@@ -136,6 +136,18 @@ def agreement_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[
     return None
 
 
+def contradicting_fields(answer: str, result: Mapping[str, Any], findings: Sequence[Finding],
+                         topics: Sequence[str]) -> tuple[str, ...]:
+    """The result fields that claim a fault the checks deny while the answer's own words agree with
+    them ("NAME is mounted read-only" with value "root filesystem is full", a refused answer's field
+    kept through a retry): the field goes and the answer stands. Words that contradict the checks
+    are still judged by them."""
+    if agreement_misfit(answer, {}, findings, topics) is not None:
+        return ()
+    return tuple(k for k, v in result.items()
+                 if isinstance(v, str) and not denies_all(v) and agreement_misfit(v, {}, findings, topics) is not None)
+
+
 def answer_has_culprit(result: Mapping[str, Any]) -> bool:
     """The answer's own fields name a culprit (an all-clear that names one is no all-clear)."""
     return any(str(result.get(k) or "").strip() for k in ("culprit", "process", "pid"))

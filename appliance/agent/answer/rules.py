@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.agreement import (agreement_misfit, all_clear_drops, names_self, not_verdicts_first,
-                                              place_fit, unasked_culprit, wrong_place, yes_no_misfit)
+from appliance.agent.answer.agreement import (agreement_misfit, all_clear_drops, contradicting_fields, names_self,
+                                              not_verdicts_first, place_fit, unasked_culprit, wrong_place, yes_no_misfit)
 from appliance.agent.answer.checks import Verdict, check_answer
 from appliance.agent.answer.facts import fact_misfit
 from appliance.agent.answer.fit import YES_NO, fit_misfit, names_a_process, outside_place, yes_or_no
@@ -348,12 +348,12 @@ def _basic(answer: str, result: Mapping[str, Any], question: Question, ctx: Answ
     """The answer check (agent/answer/checks.py), after the fields an answer must not carry are gone. An
     out-of-scope question is answered honestly by saying this machine cannot tell: that is no
     refusal, and it needs no observed fact."""
-    # an all-clear names nothing at fault, and a question of fact asks for no culprit: the culprit
-    # goes before the facts are checked, so a right "no errors" or "up 4 h 25 min" answer is not
-    # refused for a culprit word it should not have written
+    # an all-clear names nothing at fault, a question of fact asks for no culprit: such fields go first, so a right
+    # "no errors" or "up 4 h 25 min" answer is not refused for a culprit word it should not have written
     cleared = all_clear_drops(answer, result, ctx.evidence.findings, question.asks_which) \
         or unasked_culprit(result, question.seeks_fault)
-    cleared += tuple(k for k in unbacked_culprits(result, question, ctx.evidence) if k not in cleared)
+    cleared = tuple(dict.fromkeys((*cleared, *unbacked_culprits(result, question, ctx.evidence), *contradicting_fields(
+        answer, result, ctx.evidence.findings, ctx.evidence.topics))))
     result = {k: v for k, v in result.items() if k not in cleared}
     verdict = check_answer(answer, result, list(ctx.bodies), tools_worked=ctx.tools_worked, looked=ctx.looked,
                            copied_texts=ctx.copy_guard, rejected=ctx.rejected)

@@ -352,8 +352,20 @@ def without_unasked_which(question: "Question | str", answer: str, evidence: Evi
     ranking (`judge.answers_unasked_which`) keeps its first sentence and its other ones: the no is
     the answer, and the name beside it reads as the culprit the checks found none of."""
     first, *rest = re.split(r"(?<=[.;!?])\s+", answer.strip())
-    if not rest or not (re.match(r"no\b", first, re.I) or denies_all(first)) \
-            or claims_any_fault(first):
+    if not (re.match(r"no\b", first, re.I) or denies_all(first)) or claims_any_fault(first):
         return answer
+    first = _without_unasked_clause(first, question, evidence)
     kept = [part for part in rest if not answers_unasked_which(part, question, evidence)]
     return " ".join([first, *kept])
+
+
+def _without_unasked_clause(sentence: str, question: "Question | str", evidence: Evidence) -> str:
+    """The no's own sentence, without a trailing clause that names the top of an ok ranking ("no
+    process is near its limit, with 57 open files held by NAME (pid 1)"): the same blame beside the
+    no as a sentence of its own. A head of a word or two ("No, …") is no sentence to keep."""
+    for comma in re.finditer(r",\s+", sentence):
+        head, tail = sentence[:comma.start()], sentence[comma.end():]
+        if len(head.split()) >= 3 and not answers_unasked_which(head, question, evidence) \
+                and answers_unasked_which(tail, question, evidence):
+            return head.rstrip(" .;:") + "."
+    return sentence
