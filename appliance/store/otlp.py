@@ -121,7 +121,8 @@ def run_spans(run: RunRecord) -> list[dict[str, Any]]:
 
 def _step_spans(run: RunRecord, step: StepRecord, root: str, previous_end: float) -> list[dict[str, Any]]:
     end = epoch_of(step.at) or previous_end
-    tool_start = end - step.tool_ms / 1000.0
+    # stored times are whole milliseconds and the tool's own time is finer: a span never starts before the one before it
+    tool_start = max(previous_end, end - step.tool_ms / 1000.0)
     chat_start = max(previous_end, tool_start - (step.prompt_ms + step.generation_ms) / 1000.0)
     n = step.step
     chat = _span(run, f"chat {run.model_name}", _span_id(run.id, f"chat/{n}"), root, SPAN_KIND_CLIENT,
