@@ -76,12 +76,15 @@ def test_plain_phrasings_read_as_their_kind(text, asks):
     ("which login is eating the cpu", Asks.USER),
     ("who is using all the memory", Asks.USER),
     ("who owns /srv/reports?", Asks.USER),  # a file's owner is an account
+    ("someone on this box is hogging everything, who is it?", Asks.USER),  # a person said to do it, then who
     # "who" of a thing a program holds asks for the program, not a person
     ("who is using port 8080", Asks.PROCESS),
     ("who's using /mnt/usb, i cant unmount it", Asks.PROCESS),
     ("who is eating my disk", Asks.PROCESS),
     # other kinds the people words must not take
     ("how many people are logged in?", Asks.COUNT),
+    ("something is hogging this machine, what is it", Asks.PROCESS),
+    ("someone keeps filling the disk, which folder is it?", Asks.FOLDER),
     ("is anyone logged in?", Asks.YES_NO),
     ("which port is my app listening on?", Asks.PORT),
     ("which process uses the most memory?", Asks.PROCESS),
@@ -392,6 +395,10 @@ def test_a_login_is_no_log_and_a_worldly_shape_with_computer_words_is_about_this
     ("the network feels jammed up, is some program hogging connections?", Resource.NETWORK, "connections", None),
     ("which app is hogging all the memory", Resource.MEMORY, "memory", None),
     ("something is hogging this machine, what is it", Resource.CPU, None, None),
+    # "load" the verb of pages is the network's; "load" the noun stays the CPU's
+    ("internet is super flaky and pages half load", Resource.NETWORK, None, None),
+    ("youtube videos wont load, they just buffer", Resource.NETWORK, None, None),
+    ("the load is 12 on 2 cores, why", Resource.CPU, "cpu", None),
 ])
 def test_frequency_words_drive_nouns_and_hogs_are_read_for_the_part_they_are_about(text, resource, family, not_family):
     question = read_question(text)

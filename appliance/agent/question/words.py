@@ -177,6 +177,10 @@ _USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+){0,2}?(?:users?|accounts
 # asked for unless their number is ("how many people are logged in?").
 _PEOPLE = re.compile(r"\b(?:people|persons|coworkers?|colleagues?|somebody|someone)\s+(?:\w+\s+)?logged\s+(?:in|on)\b",
                      re.I)
+# One of several people, asked for: "which of us is burning the most ram", "someone here is hogging
+# everything, who is it?" (a person said to do it, then asked who; "something …, what is it?" is a program).
+_ONE_OF_US = re.compile(r"\b(?:which|who)\s+of\s+us\b|\b(?:someone|somebody)\b.{0,80}\bwho(?:'?s|\s+is)\s+"
+                        r"(?:it|that|they|doing\s+(?:it|that|this))\b", re.I)
 # "who is using …" asks for a person, unless what is used is a thing programs hold: "who is using
 # port 8080?" or "who's using /mnt/usb?" asks for the program holding it (its user is a detail).
 _WHO_DOES = re.compile(r"\bwho(?:'?s|\s+is)?\s+(?:logged|using|eats|owns|(?:is\s+)?the\s+one)\b", re.I)
@@ -266,6 +270,8 @@ _RESOURCES: tuple[tuple[Resource, re.Pattern], ...] = (
                                  r"\bunit\s+files?|\bset\s+to\b|\bsysctl|\blimits\.conf", re.I)),
     (Resource.MEMORY, re.compile(r"\bmemory|\bram\b|\bswap|\boom\b|\bout\s+of\s+memory|\bleak\w*|\brss\b|"
                                  r"\bresident\b|\bpss\b", re.I)),
+    # pages, sites and videos that do not load ("pages half load") are the network's, not the CPU's load
+    (Resource.NETWORK, re.compile(r"\b(?:pages?|sites?|websites?|videos?|streams?|downloads?)\b.{0,25}\bload", re.I)),
     (Resource.CPU, re.compile(r"\bcpu|\bprocessor|\bcores?\b|\bload\b|\bfans?\b|\bhot\b|\bthrottl\w*", re.I)),
     (Resource.NETWORK, re.compile(r"\bports?\b|\bnetwork|\bconnect\w*|\bsockets?|\blisten\w*|\bdns\b|\binternet|\bwifi|"
                                   r"\bfirewall|\broute|\bhostname|\bresolv\w*|\bping\b|\bhttp|\bremote|\bssh\b|"
@@ -347,7 +353,7 @@ def _asks_a_person(text: str, paths: Sequence[str]) -> bool:
     """The question asks which user or account: said so, or "who" does something to a thing a
     person has (the CPU, the memory, a file's ownership), not to one a program holds (a port, a
     socket, a path it keeps open)."""
-    if _USER.search(text) or (_PEOPLE.search(text) and not _COUNT.search(text)):
+    if _USER.search(text) or _ONE_OF_US.search(text) or (_PEOPLE.search(text) and not _COUNT.search(text)):
         return True
     who = _WHO_DOES.search(text)
     if not who:
