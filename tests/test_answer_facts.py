@@ -117,6 +117,20 @@ def test_when_the_machine_last_restarted_is_answered_with_the_time_since_boot():
     wrong = judge_answer("The system is running fine, it was up 9 hours.", {}, ctx)
     assert wrong.kind is Kind.FACT_NOT_NAMED and "3 h 31 min" in wrong.problem
     assert judge_answer("It restarted about 3 hours and 32 minutes ago.", {}, ctx).problem is None
+    # the same uptime said twice (in the text and the result field, or twice in the text) is one
+    # duration, not their sum; two different durations pass when one of them is the uptime
+    twice = judge_answer("The machine has been up for 3 hours and 31 minutes.", {"value": "3 hours and 31 minutes"}, ctx)
+    assert twice.problem is None
+    assert judge_answer("Up 3 h 31 min. That is 3 hours and 31 minutes since the boot.", {}, ctx).problem is None
+    assert judge_answer("Up 2 h, and the job ran 1 h 31 min ago.", {}, ctx).kind is Kind.FACT_NOT_NAMED
+
+
+def test_durations_are_read_one_at_a_time():
+    from appliance.agent.answer.quantities import duration, durations
+    assert durations("up 16 hours and 14 minutes") == [16 * 3600 + 14 * 60]
+    assert durations("16 h 14 min; 16 hours, and 14 minutes") == [58440.0, 58440.0]
+    assert durations("took 5 s, then 12.0 MiB, then 3 min") == [5.0, 180.0]
+    assert duration("no time here") is None and durations("") == []
 
 
 @pytest.mark.parametrize("text, owed", [

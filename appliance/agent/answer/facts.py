@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from appliance.agent.answer.misfit import Kind, Misfit
-from appliance.agent.answer.quantities import duration
+from appliance.agent.answer.quantities import duration, durations
 from appliance.agent.evidence import Evidence
 
 OVERVIEW = "system_overview"
@@ -57,8 +57,9 @@ def _virtualization(answer: str, value: str) -> bool:
 def _since_boot(answer: str, value: str) -> bool:
     """A duration within a tenth of the uptime (five minutes at least): "about 3 hours and 32
     minutes" names "3 h 31 min", measured a minute earlier."""
-    stated, measured = duration(answer), duration(value)
-    return stated is not None and measured is not None and abs(stated - measured) <= max(300.0, measured / 10)
+    measured = duration(value)
+    return measured is not None and any(abs(stated - measured) <= max(300.0, measured / 10)
+                                        for stated in durations(answer))
 
 
 @dataclass(frozen=True)

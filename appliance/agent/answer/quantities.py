@@ -26,12 +26,34 @@ def quantities(text: str) -> set[str]:
 _SECONDS = {"d": 86400, "h": 3600, "min": 60, "s": 1}
 
 
+# What joins the parts of one duration ("3 hours and 32 minutes", "3 h, 32 min"): nothing else.
+_JOINED = re.compile(r"\s*(?:,\s*(?:and\s+)?|and\s+)?", re.I)
+
+
+def durations(text: str) -> list[float]:
+    """Each duration the text states, in seconds: adjacent day, hour, minute and second quantities
+    joined by "and" or a comma make one ("3 hours and 32 minutes"). An answer that states the same
+    uptime twice, or in its text and its result field, states one duration twice, not their sum."""
+    found: list[float] = []
+    end = None
+    for match in _QUANTITY.finditer(text):
+        unit = _UNITS[match.group(2).lower()]
+        if unit not in _SECONDS:
+            end = None
+            continue
+        seconds = float(match.group(1)) * _SECONDS[unit]
+        if end is not None and _JOINED.fullmatch(text[end:match.start()]):
+            found[-1] += seconds
+        else:
+            found.append(seconds)
+        end = match.end()
+    return found
+
+
 def duration(text: str) -> float | None:
-    """The duration the text states, in seconds: the sum of its day, hour, minute and second
-    quantities ("3 hours and 32 minutes"); None when it states none."""
-    parts = [float(number) * _SECONDS[_UNITS[unit.lower()]] for number, unit in _QUANTITY.findall(text)
-             if _UNITS[unit.lower()] in _SECONDS]
-    return sum(parts) if parts else None
+    """The first duration the text states, in seconds; None when it states none."""
+    found = durations(text)
+    return found[0] if found else None
 
 
 def number_forms(number: str) -> set[str]:
