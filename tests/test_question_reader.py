@@ -441,3 +441,16 @@ def test_a_model_relabelled_port_question_is_led_by_the_listening_verdict():
 ])
 def test_excess_said_plainly_looks_for_a_fault(text, fault):
     assert read_question(text).fault is fault
+
+
+@pytest.mark.parametrize("text, fault", [
+    # the class: a setting or a file suspected of being bad looks for a fault (its "no" rests on the checks)
+    ("Is any setting in /etc/relay/relay.conf invalid? If so, which?", True),
+    ("is my fstab malformed?", True),
+    ("could the database file be corrupted?", True),
+    # plain facts keep no fault
+    ("what is the hostname of this machine?", False),
+    ("is the config file at /etc/relay/relay.conf readable by root?", False),
+])
+def test_a_setting_suspected_of_being_invalid_looks_for_a_fault(text, fault):
+    assert read_question(text).seeks_fault is fault
