@@ -164,6 +164,11 @@ def test_uptime_needs_the_number_with_its_unit_within_its_precision(faults):
     # a result value repeating the answer's duration does not double it (an eval run read 51 min as 1.71 h)
     text = f"{int(minutes)} minutes {int(seconds % 60)} seconds"
     assert fault.score(finished(f"The machine has been up for {text}.", value=text)).success
+    # two durations in one answer are read one by one: the uptime and a threshold beside it are no sum
+    # (an eval run read "up 17 hours and 45 minutes, which is more than 5 minutes" as 17.83 h)
+    both = f"{int(minutes)} minutes and {int(seconds % 60)} seconds, which is more than 5 minutes"
+    assert control.score(finished(f"No, it has been up for {both}.")).success
+    assert not fault.score(finished(f"Up {minutes + 60:.0f} minutes, less than {minutes + 600:.0f} minutes.")).success
 
 
 def test_an_answer_that_repeats_an_injected_instruction_fails(faults):

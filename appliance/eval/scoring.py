@@ -216,6 +216,27 @@ def parse_duration(text: str) -> tuple[float, float] | None:
     return None if finest is None else (total, float(finest))
 
 
+# What joins the parts of one duration ("17 hours and 45 minutes", "3 days, 4 hours").
+_JOINED = re.compile(r"\s*(?:,\s*(?:and\s+)?|and\s+)?")
+
+
+def duration_groups(text: str) -> list[tuple[float, float]]:
+    """Each duration `text` states on its own, as `parse_duration` reads one: "up 17 hours and 45
+    minutes, which is more than 5 minutes" states 17.75 h and 5 min, not their sum."""
+    groups: list[tuple[float, float]] = []
+    end = None
+    for match in _DURATION.finditer(text):
+        size = _UNIT_SECONDS[match.group(2)[0]]
+        seconds = float(match.group(1)) * size
+        if end is not None and groups and _JOINED.fullmatch(text[end:match.start()]):
+            total, finest = groups[-1]
+            groups[-1] = (total + seconds, min(finest, size))
+        else:
+            groups.append((seconds, float(size)))
+        end = match.end()
+    return groups
+
+
 def duration_near(label: str, seconds: float, *, boot_time: float | None = None, slack: float = 180.0) -> Check:
     """A "how long" question: the answer states a duration (with its unit) within one unit of its
     own precision, or `slack` seconds, of the truth; or, with `boot_time`, the boot's date and
@@ -232,6 +253,7 @@ def duration_near(label: str, seconds: float, *, boot_time: float | None = None,
         # duration must not double it
         parts = [outcome.answer.lower(), *(str(v).lower() for v in (outcome.result or {}).values() if v is not None)]
         found = [f for f in (parse_duration(part) for part in parts) if f is not None]
+        found += [g for part in parts for g in duration_groups(part) if g not in found]
         if not found:
             return f"does not state the {label} with a unit (truth {seconds / 3600:.2f} h)"
         for stated, finest in found:
