@@ -350,10 +350,10 @@ def _basic(answer: str, result: Mapping[str, Any], question: Question, ctx: Answ
     refusal, and it needs no observed fact."""
     # an all-clear names nothing at fault, a question of fact asks for no culprit: such fields go first, so a right
     # "no errors" or "up 4 h 25 min" answer is not refused for a culprit word it should not have written
-    cleared = all_clear_drops(answer, result, ctx.evidence.findings, question.asks_which) \
-        or unasked_culprit(result, question.seeks_fault)
-    cleared = tuple(dict.fromkeys((*cleared, *unbacked_culprits(result, question, ctx.evidence), *contradicting_fields(
-        answer, result, ctx.evidence.findings, ctx.evidence.topics))))
+    cleared = tuple(dict.fromkeys((all_clear_drops(answer, result, ctx.evidence.findings, question.asks_which)
+                                   or unasked_culprit(result, question.seeks_fault))
+                                  + unbacked_culprits(result, question, ctx.evidence)
+                                  + contradicting_fields(answer, result, ctx.evidence.findings, ctx.evidence.topics)))
     result = {k: v for k, v in result.items() if k not in cleared}
     verdict = check_answer(answer, result, list(ctx.bodies), tools_worked=ctx.tools_worked, looked=ctx.looked,
                            copied_texts=ctx.copy_guard, rejected=ctx.rejected)

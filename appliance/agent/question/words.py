@@ -52,13 +52,13 @@ _LOOK_REQUEST = re.compile(r"(?:^|[.:;!?,]\s*)\s*(?:please\s+)?(?:can|could|woul
                            r"(?!\s+(?:if|whether)\b)", re.I)
 _SUPERLATIVE = re.compile(r"\b(?:biggest|largest|most|top|busiest|heaviest|fullest|highest|main|closest)\b", re.I)
 _CONDITIONAL = re.compile(r"\bif so\b|(?:^|[.:;!?]\s*)\s*(?:is|are|does|do)\s+(?:any|anything|something|there)\b", re.I)
+_SUSPECT_BAD = r"invalid|malformed|corrupt\w*|misconfigur\w*"  # "is any setting in X invalid?": trouble and fault
 _TROUBLE = re.compile(
     r"\b(?:errors?|fail\w*|slow\w*|full|hog\w*|stuck|crash\w*|die[sd]?|dying|dead|broken|broke|wrong|problems?|"
     r"issues?|leak\w*|high|loud|hot|eating|filling|flood\w*|zombies?|defunct|restart\w*|hang\w*|freez\w*|"
     r"refus\w*|denied|unusual\w*|too\s+many|running\s+out|out\s+of|keeps?|won'?t|can'?t|cannot|couldn'?t|"
     r"doesn'?t|isn'?t\s+working|not\s+working|anything|something|heavy|heavily|busy|thrash\w*|most|"
-    # a setting or a file suspected of being bad: "is any setting in X invalid?"
-    r"invalid|malformed|corrupt\w*|misconfigur\w*)\b",
+    + _SUSPECT_BAD + r")\b",
     re.I,
 )
 
@@ -243,7 +243,7 @@ _FAULT = re.compile(
     r"all\s+of\s+it|nobody|no\s+one|can\s+only|blocking|blocked|leftover|left\s+(?:running|over)|"
     # excess said plainly: "an absurd number of threads", "a ton of connections", "hundreds of workers"
     r"absurd\w*|insane\w*|ridiculous\w*|massive\w*|enormous|a\s+ton\s+of|tons\s+of|so\s+many|way\s+too|"
-    r"(?:hundreds|thousands)\s+of|gone\s+nuts|nuts|invalid|malformed|corrupt\w*|misconfigur\w*)\b",
+    r"(?:hundreds|thousands)\s+of|gone\s+nuts|nuts|" + _SUSPECT_BAD + r")\b",
     re.I)
 
 
