@@ -454,3 +454,19 @@ def test_excess_said_plainly_looks_for_a_fault(text, fault):
 ])
 def test_a_setting_suspected_of_being_invalid_looks_for_a_fault(text, fault):
     assert read_question(text).seeks_fault is fault
+
+
+@pytest.mark.parametrize("text, lead", [
+    # file handles said plainly are the open-file limit's, not the inodes' ("files")
+    ("is anything about to run out of file handles?", "open_files"),
+    ("Too many file handles open somewhere? If so, which program?", "open_files"),
+    # a deleted file still holding space is the deleted-files check's, not the inodes'
+    ("Is any deleted file still holding space on the disk? If so, which process holds it?", "deleted_open"),
+    ("I deleted a huge log but df still shows the disk full", "deleted_open"),
+    # must not touch: lots of small files, a full disk, open files
+    ("my disk is full of tiny files, am I out of inodes?", "inodes"),
+    ("the disk is full, what is taking the space?", "filesystem_full"),
+    ("which process has the most open files?", "open_files"),
+])
+def test_a_family_named_by_two_words_leads_one_named_by_a_shared_word(text, lead):
+    assert read_question(text).families[0] == lead

@@ -101,4 +101,4 @@ def analyze(readings: Readings) -> list[Finding]:
                     f"(pid {biggest.holders[0][0]})", values)]
 
 
-ANALYZER = Analyzer("deleted_open", ("deleted", "disk", "full", "space", "df", "du", "disappeared"), analyze)
+ANALYZER = Analyzer("deleted_open", ("deleted", "deleted file", "disk", "full", "space", "df", "du", "disappeared"), analyze)

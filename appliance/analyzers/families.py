@@ -26,7 +26,7 @@ MACHINE_RESTARTS = tuple(f"{subject} {verb}" for subject in MACHINE_SUBJECTS for
 PROCESS_NETWORK_LOG_TIME: tuple[Analyzer, ...] = (
     Analyzer("zombies", ("zombie", "defunct", "dead process", "reap", "pid exhaustion"), process_counts.zombies),
     Analyzer("open_files", ("open files", "file descriptor", "descriptors", "fd", "ulimit", "too many open",
-                            "nofile"), process_counts.open_files),
+                            "nofile", "file handle", "handles"), process_counts.open_files),
     Analyzer("threads", ("thread", "threads-max", "pid_max", "fork", "cannot create thread"), process_counts.threads),
     Analyzer("restarts", ("restart", "restarting", "restarted", "crash", "crashing", "crashed", "keeps dying",
                           "crash loop", "respawn", "started", "new process", "recently", "keeps starting"), restarts.restarts),
