@@ -65,11 +65,13 @@ def test_the_opening_is_the_verdicts_clause_that_names_the_culprit_or_the_name_w
 
     hog = Finding("cpu", WARNING, "CPU hog: hashminer (pid 12) uses 99 % of one core (threshold 75 %); load 1.2 "
                                   "on 2 cores", culprit="hashminer", pid=12)
-    assert statement(hog) == "hashminer (pid 12) uses 99 % of one core (threshold 75 %)"
+    # the head clause goes first when it is a headline the clause does not say ("CPU hog")
+    assert statement(hog) == "CPU hog: hashminer (pid 12) uses 99 % of one core (threshold 75 %)"
     denied = Finding("permissions", WARNING, "permission denied: reportgen (pid 7), running as nobody (uid 65534), "
                                              "may not create files in /srv/out (drwxr-xr-x root:root: only root may "
                                              "create files in it); the log: «x»", culprit="/srv/out", path="/srv/out")
     assert statement(denied).endswith("(drwxr-xr-x root:root: only root may create files in it)")  # a colon in parentheses
+    assert statement(denied).startswith("permission denied: reportgen (pid 7)")  # the words a person looks for
     long = Finding("deleted_open", CRITICAL, "x" * MAX_OPENING + " held by logd", culprit="logd")
     assert statement(long) == "logd"
     elsewhere = Finding("zombies", WARNING, "5 zombies; their parent is not shown", culprit="reaper")
@@ -737,3 +739,44 @@ def test_a_how_much_retry_resting_on_an_ok_verdict_begins_with_its_number():
     # a question that asks no amount keeps the bare headline
     assert steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "Is anything wrong with my disk?", evidence,
                  [fs_ok.line()]).openings == (NO_PROBLEM + "no filesystem is full",)
+
+
+def test_a_steered_all_clear_loses_a_sentence_naming_a_path_no_observation_shows():
+    """After "No problem found: …" the retry copies a long path with a word doubled; the sentence
+    also names an observed process, so only the unobserved path tells it is the model's own. The
+    sentence goes, as it would be refused on its own; the all-clear stands."""
+    from appliance.agent import events as ev
+    from appliance.agent.engine import Engine
+    from appliance.llm.fake import ScriptedModel
+    from appliance.tools.base import Registry
+
+    fine = Finding("deleted_open", OK, "no deleted file is held open: the open files of 40 processes checked",
+                   {"processes_checked": 40})
+    held = Finding("open_files", OK, "no process is near its open-file limit: the most open files, 12, are held "
+                                     "by keeper (pid 5), the largest /var/tmp/cache-store/blob.bin", {})
+    evidence = Evidence(findings=(fine, held), topics=("deleted_open",))
+
+    class Fixed:
+        def gather(self, question, self_pids):
+            return evidence
+
+    claim = {"thought": "t", "action": "finish",
+             "action_input": {"answer": "Yes, keeper (pid 5) is holding a deleted file open.", "result": {},
+                              "evidence": []}}
+    opening = NO_PROBLEM + "no deleted file is held open"
+    doubled = "keeper (pid 5) has /var/tmp/cache-cache-store/blob.bin open."
+    again = {"thought": "t", "action": "finish",
+             "action_input": {"answer": f"{opening}. {doubled}", "result": {}, "evidence": []}}
+    engine = Engine(ScriptedModel([claim, again]), Registry([]), EngineSettings(reflection=False),
+                    snapshot=lambda pids: {"load": "load=0.3 on 2 cores"},
+                    evidence=Fixed())
+    events = list(engine.run("Is any deleted file still holding space on the disk? If so, which process holds it?"))
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)]
+    rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
+    assert rejected and final and not final[0].forced, [getattr(e, "reason", "") for e in rejected]
+    assert final[0].answer == opening + ".", final[0].answer
+    # the path as an observation shows it is no reason to cut (the sentence may go for others)
+    from appliance.agent.answer.checks import unobserved_path
+    haystack = held.verdict.lower()
+    assert unobserved_path("keeper (pid 5) has /var/tmp/cache-store/blob.bin open.", haystack) is None
+    assert unobserved_path(doubled, haystack) == "/var/tmp/cache-cache-store/blob.bin"

@@ -19,7 +19,7 @@ from appliance.agent.question.question import Asks, Question, Resource
 from appliance.agent.actions import FINISH, Step, check_reserved
 from appliance.agent.answer.fit import log_error_lines, names_entity
 from appliance.agent.answer.agreement import check_agreement, names_self, wrong_place
-from appliance.agent.answer.checks import Verdict, normalized
+from appliance.agent.answer.checks import Verdict, normalized, unobserved_path
 from appliance.agent.control import LoopControl
 from appliance.agent.answer.rules import AnswerContext, judge_answer
 from appliance.agent.observe import summarize, wrap
@@ -158,9 +158,10 @@ class Finisher:
         """A piece of an answer that would be refused again on its own: it claims a fault of a
         family whose verdicts all found none, blames the appliance, gives the share of another
         filesystem than the one holding the place asked about, denies something at a port the
-        question never named, or states a share no observation shows."""
+        question never named, states a share no observation shows, or names a path none shows."""
         evidence = self.memory.evidence
-        return (check_agreement(text, {}, evidence.findings, ()) is not None
+        return (unobserved_path(text, "\n".join(self.memory.bodies).lower()) is not None
+                or check_agreement(text, {}, evidence.findings, ()) is not None
                 or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
                 or wrong_place(text, {}, evidence.places, evidence.findings) is not None
                 or unasked_port(text, evidence.answerable_ports(self.question)) is not None

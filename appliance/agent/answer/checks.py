@@ -88,6 +88,12 @@ def _paths_in(answer: str) -> list[str]:
     return paths
 
 
+def unobserved_path(text: str, haystack: str) -> str | None:
+    """The first absolute path `text` names that no observation shows (`haystack`: the
+    observations joined, lowercased); a small model copying a long path often doubles a word in it."""
+    return next((p for p in _paths_in(text) if p not in haystack), None)
+
+
 def _quotes(value: str, padded_words: str) -> bool:
     """True when a result value is a phrase an observation shows word for word (at least six
     letters): result.error "quota exceeded" from "…failed: quota exceeded (507…" names what
@@ -207,7 +213,7 @@ def check_answer(answer: str, result: Mapping[str, Any], bodies: list[str], *, t
         key = (fatal or unbacked)[0]
         return Verdict(f"[result.{key}={result[key]!r} not-in-any-observation]", result, invented=True,
                        kind=Kind.UNBACKED_FIELD, own=f"[result.{key} not-in-any-observation]")
-    invented_path = next((p for p in _paths_in(answer) if p not in haystack), None)
+    invented_path = unobserved_path(answer, haystack)
     if invented_path is not None:
         return Verdict(f"[answer-path {invented_path!r} not-in-any-observation]", result, invented=True,
                        kind=Kind.UNBACKED_PATH, own="[answer-path not-in-any-observation]")
