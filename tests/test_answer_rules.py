@@ -785,3 +785,22 @@ def test_a_result_field_that_claims_a_fault_the_checks_deny_goes_and_the_right_a
     assert wrong.problem is not None and wrong.rule is not None
     kept = judge_answer("/srv/docs (tmpfs) is mounted read-only.", {"value": "mounted read-only"}, ctx)
     assert kept.problem is None and kept.result == {"value": "mounted read-only"}
+
+
+def test_a_denial_worded_answer_that_names_a_problem_of_another_family_is_no_all_clear():
+    """Class: a question about one thing (a log's errors) whose cause the checks found in another
+    family (the port its program connects to is down). "Nothing listens on tcp port N" is the
+    port's warning in its own negative words, not a denial of the log's warning; an all-clear that
+    names no problem is still refused, and so is one naming only what an ok verdict names."""
+    from appliance.agent.answer.agreement import agreement_misfit
+    log = Finding("log_errors", WARNING, "/srv/orders/app.log: 12 errors in the last hour: «cannot connect to "
+                                         "127.0.0.1:54161: Connection refused»", {}, path="/srv/orders/app.log")
+    down = Finding("listening", WARNING, "nothing listens on tcp port 54161: a service that should answer there "
+                                         "is down or listens elsewhere", {"port": 54161}, culprit="tcp port 54161")
+    cpu = Finding("cpu", OK, "no CPU hog: the busiest process, orders (pid 40), uses 2 % of one core", {})
+    findings = [log, down, cpu]
+    said = "Nothing listens on tcp port 54161, so the app cannot reach its database."
+    assert agreement_misfit(said, {}, findings, ("log_errors",)) is None
+    for clear in ("No errors: the orders app is fine.", "Nothing is wrong with orders (pid 40)."):
+        misfit = agreement_misfit(clear, {}, findings, ("log_errors",))
+        assert misfit is not None and misfit.finding is log, clear

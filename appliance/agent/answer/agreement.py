@@ -115,9 +115,10 @@ def agreement_misfit(answer: str, result: Mapping[str, Any], findings: Sequence[
     stated = " ".join([answer, *(str(v) for v in result.values())])
     if denies_all(answer) and not answer_has_culprit(result):
         problems = list(problems_for(findings, topics))
-        # an answer that names what one of the problems names states it, in the verdict's own
-        # negative words ("nothing listens on tcp port 54161: … is down"), and denies nothing
-        if problems and not names_a_problem(stated, problems):
+        # an answer that names what a problem names states it, in the verdict's own negative words
+        # ("nothing listens on tcp port 54161: … is down"), and denies nothing: also a problem of
+        # another family than the question's (a log's errors explained by the port that is down)
+        if problems and not names_a_problem(stated, findings):
             return _contradicts(problems[0], 160)
     by_family: dict[str, list[Finding]] = {}
     for finding in findings:
