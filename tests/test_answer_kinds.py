@@ -413,7 +413,7 @@ def test_a_retry_begins_with_the_clause_that_names_the_cause_as_itself():
                    "to /srv/shop/releases/r7, which does not exist (/srv/shop/releases has no entry r7)",
                    culprit="/srv/shop/current", path="/srv/shop/current")
     assert statement(link).startswith("/srv/shop/current is a link to /srv/shop/releases/r7")
-    assert statement(CPU_HOG) == "hashminer (pid 12) uses 99 % of one core (threshold 75 %)"
+    assert statement(CPU_HOG) == "CPU hog: hashminer (pid 12) uses 99 % of one core (threshold 75 %)"
 
 
 def test_a_plain_which_question_is_steered_to_the_fact_its_ok_verdict_states():

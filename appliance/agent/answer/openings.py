@@ -15,6 +15,8 @@ NO_PROBLEM = "No problem found: "
 
 # A retry's opening leaves the answer room for the model's own words (answer_max_chars is 300).
 MAX_OPENING = 180
+# A verdict's head clause short enough to be its headline ("permission denied", "socket leak").
+MAX_HEADLINE = 40
 
 
 def top_clauses(text: str, marks: str = ";:") -> list[str]:
@@ -42,14 +44,20 @@ def statement(finding: Finding) -> str:
     # path below it ("/srv/app/current/config.yml does not exist")
     whole = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|/[\w.])")
     clause = next((c for c in clauses if whole.search(c)), None) or next((c for c in clauses if name in c), name)
-    if clause in clauses[1:] and not _WORDS.findall(whole.sub(" ", clause).lower().replace("pid", " ")):
-        # a clause that is the name alone, as a verdict lists who is affected ("…: NAME (pid N)"),
-        # says nothing of the fault: its head clause says it ("X is throttled by its CPU quota")
-        joined = f"{clauses[0]}: {clause}"
-        clause = joined if len(joined) <= MAX_OPENING else clause
+    later = clause in clauses[1:]
     if len(clause) > MAX_OPENING:  # without its closing aside "(… has no entry …)", when that fits,
         # also one cut short where the evidence was shortened ("(… has no entry 20… [26 more chars]")
         clause = re.sub(r"\s*\([^()]*\)?$", "", clause)
+    if later:
+        # a later clause says who or where, the head clause what is wrong: a clause that is the
+        # name alone ("…: NAME (pid N)") says nothing of the fault ("X is throttled by its CPU
+        # quota"), and "NAME may not create files in DIR" leaves out the "permission denied" a
+        # person looks for; the head goes first when the clause does not say it already
+        bare = not _WORDS.findall(whole.sub(" ", clause).lower().replace("pid", " "))
+        head = clauses[0]
+        joined = f"{head}: {clause}"
+        if (bare or (len(head) <= MAX_HEADLINE and head.lower() not in clause.lower())) and len(joined) <= MAX_OPENING:
+            clause = joined
     return clause if len(clause) <= MAX_OPENING else name
 
 
