@@ -780,3 +780,25 @@ def test_a_steered_all_clear_loses_a_sentence_naming_a_path_no_observation_shows
     haystack = held.verdict.lower()
     assert unobserved_path("keeper (pid 5) has /var/tmp/cache-store/blob.bin open.", haystack) is None
     assert unobserved_path(doubled, haystack) == "/var/tmp/cache-cache-store/blob.bin"
+
+
+def test_a_place_question_whose_lead_family_judges_the_machine_is_settled_by_that_verdict():
+    """Class: a question about a named place whose family judges the whole machine (deleted files
+    still held open): the refusal and the retry rest on that family's verdict, not on the place's
+    filesystem's ("inodes fine" read as the answer to "is any deleted file holding space?"). Must
+    not touch: a question whose lead family has a verdict at the place ("is /x full?")."""
+    from appliance.agent.answer.settled import first_fine_place
+    from appliance.agent.question.question import read_question
+
+    place = "/srv/spool"
+    full = Finding("filesystem_full", OK, f"not full: {place} (tmpfs) is 3 % used", path=place)
+    inodes = Finding("inodes", OK, f"inodes fine: {place} uses 0 % of its inodes", path=place)
+    deleted = Finding("deleted_open", OK, "no deleted file is held open: the open files of 68 processes checked")
+    findings = (full, inodes, deleted)
+    held = read_question(f"Is any deleted file still holding space on {place}? If so, which process holds it?")
+    evidence = Evidence(findings=findings, topics=held.families, places=(full, inodes))
+    assert first_fine_place(evidence) is deleted
+    misfit = Misfit(Kind.CONTRADICTS, "[contradicts-check]", deleted)
+    assert steer(misfit, held, evidence, []).openings == (NO_PROBLEM + "no deleted file is held open",)
+    filled = read_question(f"Is {place} full?")
+    assert first_fine_place(Evidence(findings=findings, topics=filled.families, places=(full, inodes))) is full

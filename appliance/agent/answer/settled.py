@@ -14,6 +14,7 @@ from typing import Iterable
 from appliance.agent.answer.said import claims_any_fault, named_processes, names_process
 from appliance.agent.answer.clear import settled_clear, verdicts_clear
 from appliance.agent.evidence import Evidence
+from appliance.analyzers import INVENTORY_FAMILIES
 from appliance.analyzers.base import OK, Finding
 from appliance.analyzers.named_path import GROWTH
 from appliance.agent.question.question import YES_NO_FORM as YES_NO, Question, is_conditional, question_form
@@ -28,7 +29,14 @@ def by_topic(evidence: Evidence, findings: Iterable[Finding]) -> list[Finding]:
 
 
 def first_fine_place(evidence: Evidence) -> Finding | None:
-    """The ok verdict on a named place that says most about what was asked (`by_topic`)."""
+    """The ok verdict on a named place that says most about what was asked (`by_topic`); where the
+    question's lead family judges the whole machine only (deleted files still held open, for "is
+    any deleted file holding space on /x?"), its verdict, not the place's filesystem's."""
+    lead = evidence.topics[0] if evidence.topics else None
+    if lead is not None and not any(f.family == lead for f in evidence.places):
+        machine = next((f for f in evidence.findings if f.family == lead and f.severity == OK), None)
+        if machine is not None and lead not in INVENTORY_FAMILIES:
+            return machine
     return next((f for f in by_topic(evidence, evidence.places) if f.severity == OK), None)
 
 
