@@ -233,6 +233,7 @@ def test_repeat_is_answered_from_memory_with_a_note_and_third_forces_reflection(
     obs = of(events, ev.ObservationMade)
     assert [o.status for o in obs[1:4]] == ["ok", "repeat", "repeat"]
     assert obs[2].cached and "disk quota" in obs[2].text
+    assert [s.repeat_of for s in of(events, ev.StepRecorded)[1:4]] == [None, 1, 1]
     assert "Already done: you made this exact call at step 1; here is the result again. Pick a different tool or finish." in prompt_of(model, 2)
     refl = of(events, ev.Reflected)
     assert len(refl) == 1 and "same call 3 times" in refl[0].trigger
@@ -248,6 +249,7 @@ def test_live_reading_with_expired_ttl_is_taken_again_but_still_flagged_as_a_rep
     assert tools.calls["top_processes"] == 2  # ttl 0: a live reading is never reused
     assert "Already done: you made this exact call at step 1" in prompt_of(model, 2)
     assert of(events, ev.StepRecorded)[2].evaluation.startswith("repeat of step 1")
+    assert of(events, ev.StepRecorded)[2].repeat_of == 1 and of(events, ev.StepRecorded)[1].repeat_of is None
 
 
 def test_ttl_in_seconds_reuses_a_fresh_result():
@@ -469,6 +471,8 @@ def test_bad_actions_and_tool_failures_are_observations(reply, status, text):
     obs = of(events, ev.ObservationMade)[1]
     assert obs.status == status and text in obs.text
     assert text in model.calls[1][0][-1].content
+    # only a reply that is no step at all is marked unparsable (a typed field, not its words)
+    assert of(events, ev.StepRecorded)[1].unparsable is isinstance(reply, str)  # the raw replies here are no step
     assert ended(events).status == ev.FINISHED
 
 

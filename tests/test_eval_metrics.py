@@ -8,11 +8,11 @@ from appliance.eval.metrics import RunTally, format_table, summarise_by_scenario
 from appliance.llm.base import GenerationStats, ModelInfo
 
 
-def step(n, action, status, evaluation="", tokens=10, ms=500.0):
+def step(n, action, status, evaluation="", tokens=10, ms=500.0, **typed):
     return ev.StepRecorded(
         run_id="r", step=n, at=0.0, thought="", action=action, action_input={}, observation_status=status,
         observation="", observation_summary="", reflection=None, evaluation=evaluation,
-        stats=GenerationStats(completion_tokens=tokens, generation_ms=ms),
+        stats=GenerationStats(completion_tokens=tokens, generation_ms=ms), **typed,
     )
 
 
@@ -21,11 +21,13 @@ def test_tally_counts_what_went_wrong_and_what_it_cost():
     for event in [
         ev.RunStarted("r", "q?", ModelInfo("m"), {}, 0.0, "0"),
         step(0, "snapshot", "ok", "machine snapshot", tokens=0, ms=0.0),
-        step(1, "", "invalid", "unparsable step: your output is not valid JSON"),
-        step(2, "nosuch", "invalid", "invalid call: unknown tool"),
-        step(3, "top_processes", "ok", "new information"),
-        step(4, "top_processes", "repeat", "repeat of step 3 (answered from memory)"),
-        step(5, "top_processes", "ok", "repeat of step 4 (fresh reading, no new information)"),
+        step(1, "", "invalid", "unparsable step: your output is not valid JSON", unparsable=True),
+        # the counts come from the step's typed fields, never from its words: "json" in an invalid
+        # call's words is no parse failure, "repeat of step" in a new call's words no repeat
+        step(2, "nosuch", "invalid", "invalid call: unknown tool, not valid json input"),
+        step(3, "top_processes", "ok", "new information (not a repeat of step 1)"),
+        step(4, "top_processes", "repeat", "repeat of step 3 (answered from memory)", repeat_of=3),
+        step(5, "top_processes", "ok", "repeat of step 4 (fresh reading, no new information)", repeat_of=4),
         ev.Reflected("r", 5, "same call", True, "r", "p"),
         ev.AnswerRejected("r", 6, "not backed"),
         ev.FinalAnswer("r", 6, "busy: hashminer", {"process": "hashminer"}, (), forced=False),

@@ -163,7 +163,7 @@ def test_after_missing_the_culprit_the_next_finish_must_name_one_the_check_found
     assert finishes[0]["properties"]["action_input"]["properties"]["answer"]["x-starts-with"] == [opening]
     assert events[-1].status == "finished" and events[-1].result["culprit"] == "reaper"
     accepted = [e for e in events if isinstance(e, ev.StepRecorded) and e.action == "finish"][-1]
-    assert f"(steered: it had to begin with one of [{opening!r}])" in accepted.evaluation
+    assert f"(steered: it had to begin with one of [{opening!r}])" in accepted.evaluation and accepted.steered
 
 
 def test_a_named_place_gets_the_verdicts_of_its_own_filesystem(tmp_path):

@@ -311,7 +311,7 @@ class _Run:
             parsed = parse_step(gen.text)
         except StepError as exc:
             outcome = Outcome(INVALID, f"error: {exc}. Reply with one JSON object in the output format.",
-                              "step", evaluation=f"unparsable step: {exc}")
+                              "step", evaluation=f"unparsable step: {exc}", unparsable=True)
             yield from self._observed(step, None, {}, outcome, gen.stats)
             return False
         action, action_input = parsed.action, dict(parsed.action_input)
@@ -352,7 +352,8 @@ class _Run:
             action_input=action_input, observation_status=outcome.status, observation=outcome.text,
             observation_summary=summarize(outcome.body),
             reflection=reflection.as_dict() | {"trigger": after.trigger} if reflection else None,
-            evaluation=outcome.evaluation, stats=stats, tool_ms=outcome.tool_ms,
+            evaluation=outcome.evaluation, stats=stats, tool_ms=outcome.tool_ms, repeat_of=outcome.repeat_of,
+            unparsable=outcome.unparsable,
         )
 
     def _ask_user(self, step: int, parsed: Step) -> Generator[ev.Event, None, Outcome]:

@@ -148,6 +148,11 @@ class StepRecorded:
     evaluation: str
     stats: GenerationStats = field(default_factory=GenerationStats)
     tool_ms: float = 0.0
+    # what `evaluation` says in words, as values a counter reads (never parsed back from the words):
+    # the call repeats step N; the model's reply was no step at all; a finish was a steered retry
+    repeat_of: int | None = None
+    unparsable: bool = False
+    steered: bool = False
 
 
 @dataclass(frozen=True)

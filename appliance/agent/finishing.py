@@ -215,6 +215,7 @@ class Finisher:
             action_input=dict(data), observation_status=OK, observation=text,
             observation_summary=summarize(answer.answer), reflection=None,
             evaluation=evaluation + (" (forced: no new information)" if forced else ""), stats=stats,
+            steered=bool(self.ctl.openings),
         )
 
     def _replace_invented(self, step: int, parsed: Step, stats: GenerationStats, misfit: Misfit) -> Iterator[ev.Event]:

@@ -30,6 +30,8 @@ class Outcome:
     new_info: bool = False
     evaluation: str = ""
     repeats: int = 0
+    repeat_of: int | None = None  # the step whose call this one repeats
+    unparsable: bool = False  # the model's reply was no step at all
 
     @property
     def text(self) -> str:

@@ -57,7 +57,7 @@ class ToolCaller:
         if cached is not None:
             note = repeat_note(cached.step)
             self.memory.copy_guard.append(note)
-            return Outcome(REPEAT, cached.body, action, [note], cached=True, repeats=count,
+            return Outcome(REPEAT, cached.body, action, [note], cached=True, repeats=count, repeat_of=cached.step,
                            evaluation=f"repeat of step {cached.step} (answered from memory)")
         started = time.perf_counter()
         result = self._call_tool(action, action_input)
@@ -81,8 +81,8 @@ class ToolCaller:
         elif status == OK and ranked:
             notes.append(finish_nudge("ranked"))
         self.memory.copy_guard.extend(notes)
-        return Outcome(status, body, action, notes, tool_ms=tool_ms, new_info=new_info,
-                       evaluation=evaluation, repeats=count if previous is not None else 0)
+        return Outcome(status, body, action, notes, tool_ms=tool_ms, new_info=new_info, evaluation=evaluation,
+                       repeats=count if previous is not None else 0, repeat_of=previous.step if previous else None)
 
     def _call_tool(self, action: str, action_input: dict) -> ToolResult:
         """registry.call in a worker, so a cancel does not wait for a slow tool."""

@@ -15,7 +15,6 @@ from appliance.agent import events as ev
 # Observation statuses the engine uses for a step that did no useful work.
 INVALID_STATUSES = ("invalid",)
 REPEAT_STATUSES = ("repeat",)
-PARSE_MARKERS = ("parse", "not valid json", "json")
 
 
 @dataclass
@@ -52,13 +51,13 @@ class RunTally:
             self.actions.append(event.action)
             if event.action == "finish" and (event.observation_status or "").lower() == "ok":
                 self.model_answered = True
-                self.steered = "(steered:" in (event.evaluation or "")
+                self.steered = event.steered
             status = (event.observation_status or "").lower()
             if status in INVALID_STATUSES:
                 self.invalid_actions += 1
-                if _is_parse_failure(event):
+                if event.unparsable:
                     self.parse_failures += 1
-            elif status in REPEAT_STATUSES or _is_repeat(event):
+            elif status in REPEAT_STATUSES or event.repeat_of is not None:
                 self.repeated_actions += 1
             self.step_completion_tokens += event.stats.completion_tokens
             self.generation_ms += event.stats.generation_ms
@@ -105,19 +104,6 @@ class RunTally:
             "tokens_per_second": round(self.tokens_per_second, 1),
             "actions": list(self.actions),
         }
-
-
-def _is_repeat(event: ev.StepRecorded) -> bool:
-    """The same call again: answered from the cache (status 'repeat'), or re-run because the cached
-    reading had expired, which the engine marks in the step's evaluation."""
-    return (event.evaluation or "").lower().startswith("repeat of step")
-
-
-def _is_parse_failure(event: ev.StepRecorded) -> bool:
-    if event.action:
-        return False
-    text = f"{event.evaluation} {event.observation}".lower()
-    return any(marker in text for marker in PARSE_MARKERS)
 
 
 # Columns of the table: (key in a summary, heading, format).
