@@ -178,5 +178,7 @@ def test_a_refused_answer_about_the_log_is_steered_to_the_place_that_denied_it_f
     evidence = Evidence(findings=found, topics=("log_errors",), places=found)
     steered = steer(Misfit(Kind.MISSES_CULPRIT, "[misses-the-check: …]"), "Why are no reports being written?", evidence, [])
     cause, symptom = steered.openings[:2]  # the cause, then the symptom, each as its verdict states it
-    assert "may not create files in " + str(out) in cause and str(log) in symptom and str(out) not in symptom
+    # the symptom: the log and the line it quotes (its clause naming the log is the path alone)
+    assert "may not create files in " + str(out) in cause and symptom.startswith(f"{log} shows: «") \
+        and "Permission denied" in symptom
     assert steered.culprits[:2] == (str(out), str(log))

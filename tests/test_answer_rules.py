@@ -728,6 +728,31 @@ def test_a_share_no_observation_shows_is_refused_whatever_the_question(question)
                         asked).kind is not Kind.UNBACKED_SHARE
 
 
+@pytest.mark.parametrize("question", [
+    "Are there zombie processes? If so, which?",  # yes/no, if so which
+    "why is my laptop so slow today?",  # an explanation
+    "which process left zombies behind?",  # a process
+])
+def test_a_share_only_a_result_field_states_is_dropped_and_the_right_answer_stays(question):
+    """Class: answers whose own words are backed but one of whose result fields states a share no
+    observation shows (the prompt's example copied into `value`, "12% charge"). The field goes and
+    the answer is judged on the rest; an answer whose own words state that share is still refused."""
+    from appliance.agent.evidence import Evidence
+    from appliance.agent.answer.rules import AnswerContext, judge_answer
+
+    # its number (12) is observed, so the field's words pass the fact check; its share is not
+    zombies = Finding("zombies", WARNING, "12 zombie processes: their parent reaper-7 (pid 4100) does not reap them",
+                      culprit="reaper-7")
+    ctx = AnswerContext(question=question, evidence=Evidence(findings=(zombies,), topics=("zombies",)),
+                        bodies=[zombies.line()], tools_worked=True)
+    answer = "12 zombie processes: their parent reaper-7 (pid 4100) does not reap them."
+    got = judge_answer(answer, {"culprit": "reaper-7", "value": "12% charge"}, ctx)
+    assert got.kind is not Kind.UNBACKED_SHARE and "value" in got.dropped and "value" not in got.result
+    assert got.result.get("culprit") == "reaper-7"
+    refused = judge_answer(answer[:-1] + ", at 12% charge.", {"value": "12% charge"}, ctx)
+    assert refused.kind is Kind.UNBACKED_SHARE
+
+
 def test_a_steered_retrys_words_stating_an_unseen_share_are_cut():
     """The retry begun with the ranking's clause keeps it; its own words after it that state a
     share no observation shows go, as any piece that would be refused on its own."""

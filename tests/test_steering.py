@@ -19,7 +19,8 @@ from appliance.agent.answer.checks import check_answer
 from appliance.agent.evidence import Evidence
 from appliance.agent.answer.rules import AnswerContext, judge_answer
 from appliance.agent.settings import EngineSettings
-from appliance.agent.answer.steer import LOG_CAUSE, NO_PROBLEM, Steer, steer
+from appliance.agent.answer.openings import LOG_CAUSE
+from appliance.agent.answer.steer import NO_PROBLEM, Steer, steer
 from dataclasses import replace
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 from appliance.llm.grammar import compile_schema
@@ -689,6 +690,64 @@ def test_a_refused_answer_to_how_long_begins_with_its_familys_verdict():
     assert topic_fact("why did it reboot?", evidence) is None
     long = Finding("uptime", OK, "booted long ago: " + "x" * 200 + "; up 3 days 2 h")
     assert topic_fact("how long has it been up?", Evidence(findings=(long,), topics=("uptime",))) == "up 3 days 2 h"
+
+
+def test_a_problem_whose_naming_clause_is_a_bare_log_path_is_steered_to_the_line_its_verdict_quotes():
+    """Class: problems whose verdict names a log by its path alone in the clause that names it and
+    quotes the line it rests on. Whatever the misfit, the retry begins with the log and that line
+    ("/srv/app/app.log shows: «…»"), not the bare path. A problem whose naming clause says what is wrong, quoted or
+    not, keeps that clause."""
+    log = Finding("log_errors", WARNING, "/srv/app/app.log: 24 errors in the last 10 min (24 in 300 lines scanned); "
+                  "it starts with: «2026-12-06T10:00:01 ERROR cannot open /srv/app/key.pem: permission denied»",
+                  culprit="/srv/app/app.log", path="/srv/app/app.log")
+    evidence = Evidence(findings=(MEM_OK, log), topics=("log_errors",))
+    for kind in (Kind.NO_FACT, Kind.CONTRADICTS, Kind.MISSES_CULPRIT):
+        got = steer(Misfit(kind, f"[{kind.value}]"), "my app stopped working, what is wrong?", evidence, [])
+        assert got.openings == ("/srv/app/app.log shows: «ERROR cannot open /srv/app/key.pem: permission denied»",), kind
+        assert got.culprits == ("/srv/app/app.log",)
+    hog = Finding("cpu", WARNING, "CPU hog: spin (pid 42) uses 99 % of one core (threshold 75 %)", culprit="spin")
+    got = steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "why is it slow?",
+                Evidence(findings=(hog,), topics=("cpu",)), [])
+    assert got.openings == ("CPU hog: spin (pid 42) uses 99 % of one core (threshold 75 %)",)
+    denied = Finding("permissions", WARNING, "svc (pid 7) may not write /srv/out (drwxr-xr-x root:root: only root may "
+                     "create files); the log: «cannot create /srv/out/r.csv: Permission denied»", culprit="/srv/out",
+                     path="/srv/out")
+    got = steer(Misfit(Kind.NO_FACT, "[no-observed-fact-named]"), "why are no reports written?",
+                Evidence(findings=(denied,), topics=("permissions",)), [])
+    assert not got.openings[0].startswith(LOG_CAUSE)
+
+
+def test_a_yes_no_question_about_a_fact_an_inventory_states_is_steered_to_yes_or_no_with_that_fact():
+    """Class: yes/no questions whose lead family only states a fact (uptime, listeners). "Has this
+    computer been running long?" refused for a claim about the CPU is steered to "Yes: <uptime>" or
+    "No: <uptime>", not to a bare "Yes"/"No". Yes/no questions about a judging family, and other
+    forms, keep their steering."""
+    uptime = Finding("uptime", OK, "up 3 h 6 min since 2026-12-06 18:41; no boot history recorded (wtmp and the journal "
+                     "have none)")
+    cpu_ok = Finding("cpu", OK, "no CPU hog: the busiest process, sshd (pid 12), uses 0 % of one core")
+    contradicts = Misfit(Kind.CONTRADICTS, "[contradicts-check: cpu]", cpu_ok)
+    evidence = Evidence(findings=(cpu_ok, uptime), topics=("uptime",))
+    got = steer(contradicts, "Has this computer been running long? I can't remember when I restarted it", evidence, [],
+                answer="The CPU is overloaded.")
+    assert got.openings == ("Yes: up 3 h 6 min since 2026-12-06 18:41", "No: up 3 h 6 min since 2026-12-06 18:41")
+    said = Misfit(Kind.SAY_YES_OR_NO, "[say-yes-or-no]")
+    assert steer(said, "has it been running long? i can't tell", evidence, [], answer="It is fine.").openings[0] \
+        .startswith("Yes: up 3 h")
+    # a judging family's yes/no question: its all-clear or a bare "Yes"/"No", never the inventory's fact
+    judged = Evidence(findings=(cpu_ok, uptime), topics=("cpu",))
+    for got in (steer(said, "is the cpu ok? it can't keep up", judged, [], answer="It is slow."),
+                steer(contradicts, "is the cpu ok? it can't keep up", judged, [], answer="The CPU is overloaded.")):
+        assert not any("up 3 h" in o for o in got.openings)
+    # a question naming a port: that port's verdicts answer it, not the machine's list of listeners
+    listening = Finding("listening", OK, "2 listening ports: tcp 22 sshd, tcp 8080 web")
+    ports = Evidence(findings=(listening,), topics=("listening",))
+    assert steer(said, "is anything listening on port 9090? it can't connect", ports, [], answer="It is fine.").openings \
+        == ("Yes", "No")
+    assert steer(said, "is anything listening at all? it can't connect", ports, [], answer="It is fine.").openings \
+        == ("Yes: 2 listening ports", "No: 2 listening ports")
+    # a how-long question keeps the whole verdict as its opening
+    assert steer(Misfit(Kind.SELF, "[names-the-appliance-itself]"), "how long has it been up?", evidence, []).openings \
+        == (uptime.verdict,)
 
 
 def test_an_accepted_denial_to_a_yes_no_question_begins_with_the_verdict_that_backs_it():

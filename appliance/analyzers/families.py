@@ -54,7 +54,7 @@ CHECKLIST_PROCS: tuple[Analyzer, ...] = (
                                "spawning", "spawned", "forking", "forks", "forked", "pgrep", "pstree", "process tree", "who starts",
                                "starts them"),
              process_names.process_names),
-    Analyzer("user_load", ("user", "users", "which user", "per user", "user account", "account", "accounts", "whose"),
+    Analyzer("user_load", ("user", "users", "which user", "per user", "user account", "account", "accounts"),
              user_load.user_load),
     Analyzer("memory_growth", growth.MEMORY_TOPICS, growth.memory_growth),
     Analyzer("disk_growth", growth.DISK_TOPICS, growth.disk_growth),

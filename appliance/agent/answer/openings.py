@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 
-from appliance.agent.answer.said import NAMED_PROCESS
+from appliance.agent.answer.said import NAMED_PROCESS, QUOTED
 from appliance.agent.question.kinds import AMOUNT_FORM, KIND_FAMILIES, THINGS
 from appliance.agent.question.question import Question, as_question, question_form
 from appliance.analyzers.base import Finding
 
 NO_PROBLEM = "No problem found: "
+LOG_CAUSE = "The log shows: "
 
 # A retry's opening leaves the answer room for the model's own words (answer_max_chars is 300).
 MAX_OPENING = 180
@@ -146,3 +147,29 @@ def doer_clause(finding: Finding) -> str:
         if named is not None:
             return clause if len(clause) <= MAX_OPENING else named.group(0)
     return str(finding.culprit or finding.path)
+
+
+# A log line's leading timestamp: an opening quotes what the line says, not when.
+_STAMP = re.compile(r"^\W*\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?\W*")
+
+
+def quoted_cause(quoted: str, lead: str = LOG_CAUSE) -> str:
+    """"The log shows: «…»" (or `lead` «…») of a quoted line, without its timestamp, cut to fit an opening."""
+    line = _STAMP.sub("", quoted).strip()
+    room = MAX_OPENING - len(lead) - 2
+    if len(line) > room:
+        line = line[:room].rsplit(" ", 1)[0]
+    return f"{lead}«{line}»" if line else lead
+
+
+def problem_opening(finding: Finding) -> str:
+    """What a retry about a problem begins with: the clause of its verdict that names it, or, where
+    that clause is the name alone and the verdict quotes the line it rests on (a log's cause), the
+    name and that line. Why: begun with a bare log path, a small model describes the file instead of
+    quoting it."""
+    said = statement(finding)
+    quoted = QUOTED.search(finding.verdict)
+    if quoted is None or said != str(finding.culprit or finding.path):
+        return said
+    lead = f"{said} shows: "
+    return quoted_cause(quoted.group(1), lead if len(lead) <= MAX_OPENING // 2 else LOG_CAUSE)

@@ -23,7 +23,7 @@ from appliance.agent.answer.owed import (claims_nothing, doer_missed, lookup_mis
                                          STANDOUT_KINDS, standout_missed, unbacked_culprits)
 from appliance.agent.answer.ports import port_fit, port_verdicts, unasked_port
 from appliance.agent.answer.repeats import restates
-from appliance.agent.answer.shares import share_misfit
+from appliance.agent.answer.shares import share_misfit, unbacked_share_fields
 from appliance.agent.answer.said import (NAMED_PROCESS, addresses, denies_all, first_ranked, misses_culprit, names_a_problem,
                                          names_cause, names_process)
 from appliance.agent.answer.settled import PID_STATED, first_fine_place, settled_clear, verdicts_clear
@@ -106,10 +106,9 @@ def _answered_yes_or_no(q: Question) -> bool:
 def _yes_no(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
     if not _answered_yes_or_no(q):
         return None
-    evidence = ctx.evidence
-    topic = evidence.topics[0] if evidence.topics and not evidence.places else None
-    misfit, _ = yes_no_misfit(a.text, a.result, evidence.findings, topic, q)
-    return misfit or place_fit(a.text, q, evidence.places)
+    topic = ctx.evidence.topics[0] if ctx.evidence.topics and not ctx.evidence.places else None
+    misfit, _ = yes_no_misfit(a.text, a.result, ctx.evidence.findings, topic, q)
+    return misfit or place_fit(a.text, q, ctx.evidence.places)
 
 
 def _port(a: Answer, q: Question, ctx: AnswerContext) -> Misfit | None:
@@ -348,12 +347,13 @@ def _basic(answer: str, result: Mapping[str, Any], question: Question, ctx: Answ
     """The answer check (agent/answer/checks.py), after the fields an answer must not carry are gone. An
     out-of-scope question is answered honestly by saying this machine cannot tell: that is no
     refusal, and it needs no observed fact."""
-    # an all-clear names nothing at fault, a question of fact asks for no culprit: such fields go first, so a right
-    # "no errors" or "up 4 h 25 min" answer is not refused for a culprit word it should not have written
+    # fields a right answer is not refused for go first: a culprit beside an all-clear ("no errors") or a fact ("up
+    # 4 h 25 min"), a culprit no observation backs, a field contradicting the answer, a share only a field states
     cleared = tuple(dict.fromkeys((all_clear_drops(answer, result, ctx.evidence.findings, question.asks_which)
                                    or unasked_culprit(result, question.seeks_fault))
                                   + unbacked_culprits(result, question, ctx.evidence)
-                                  + contradicting_fields(answer, result, ctx.evidence.findings, ctx.evidence.topics)))
+                                  + contradicting_fields(answer, result, ctx.evidence.findings, ctx.evidence.topics)
+                                  + unbacked_share_fields(answer, result, question.text, ctx.bodies, ctx.evidence.findings)))
     result = {k: v for k, v in result.items() if k not in cleared}
     verdict = check_answer(answer, result, list(ctx.bodies), tools_worked=ctx.tools_worked, looked=ctx.looked,
                            copied_texts=ctx.copy_guard, rejected=ctx.rejected)

@@ -9,7 +9,7 @@ number seen only without "%" is not.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from appliance.agent.answer.misfit import Kind, Misfit
 from appliance.analyzers.base import Finding
@@ -50,3 +50,14 @@ def share_misfit(stated: str, question: str, bodies: Iterable[str], findings: It
         return None
     return Misfit(Kind.UNBACKED_SHARE, f"[share-not-in-any-observation: {share!r}; state only shares an observation "
                                        "shows]", own="[share-not-in-any-observation]")
+
+
+def unbacked_share_fields(answer: str, result: Mapping[str, Any], question: str, bodies: Iterable[str],
+                          findings: Iterable[Finding]) -> tuple[str, ...]:
+    """Result fields stating a share the run never saw, where the answer's own words state none:
+    such fields are dropped, not a reason to refuse a right answer (a field that copies the prompt's
+    example, "12% charge"). An answer whose own words state an unseen share is still refused."""
+    shown = shown_in_run(question, bodies, (f.verdict for f in findings))
+    if unbacked_share(answer, shown) is not None:
+        return ()
+    return tuple(k for k, v in result.items() if unbacked_share(str(v), shown) is not None)

@@ -15,8 +15,8 @@ shows, with no verdict to say what it should have named, is sent back without an
 from __future__ import annotations
 
 from appliance.agent.answer.misfit import NO_REAL_CULPRIT, Kind, Misfit
-from appliance.agent.answer.openings import (MAX_OPENING, NO_PROBLEM, doer_clause, fine_opening, headline, statement,
-                                             top_clauses)
+from appliance.agent.answer.openings import (MAX_OPENING, NO_PROBLEM, doer_clause, fine_opening, headline,
+                                             problem_opening, quoted_cause, statement, top_clauses)
 from appliance.agent.question.kinds import THINGS, Asks
 from appliance.agent.question.question import Question, as_question
 
@@ -34,9 +34,9 @@ from appliance.agent.evidence import GENERAL_FAMILIES, PATH_ASK_FAMILIES, Eviden
 from appliance.agent.answer.owed import standout_missed
 from appliance.agent.answer.ports import port_opening
 from appliance.agent.answer.settled import alongside, answers_unasked_which, fine_place, first_fine_place, settled_clear, verdicts_clear
+from appliance.analyzers import INVENTORY_FAMILIES
 from appliance.analyzers.base import OK, Finding, worst
 
-LOG_CAUSE = "The log shows: "
 MAX_OPENINGS = 4
 
 
@@ -180,7 +180,7 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
         fine = None if claims_any_fault(answer) else _all_fine(question, evidence)
         if fine is not None:  # the checks answered it: what they found at the place, or in the topic
             return Steer(openings=(fine_opening(fine, question),))
-        return Steer(openings=("Yes", "No"))  # the form is settled, not the answer
+        return _yes_or_no_openings(question, evidence)  # the form is settled, not the answer
     at_port = port_opening(misfit, evidence.findings, named_ports(question))
     if at_port is not None:
         culprits, opening = at_port
@@ -191,7 +191,7 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
         # the worst problems only: offered a critical and a warning, the model wrote both joined by
         # "or"; choices among equals (two hogs) stay choices
         gravest = worst(problems)
-        openings = tuple(dict.fromkeys(statement(f) for f in problems if f.severity == gravest))[:MAX_OPENINGS]
+        openings = tuple(dict.fromkeys(problem_opening(f) for f in problems if f.severity == gravest))[:MAX_OPENINGS]
         return Steer(culprits=names, openings=openings)
     ranked = _ranked(misfit, question, evidence, bodies)
     if ranked:
@@ -208,11 +208,10 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
     fact = None if problems else topic_fact(question, evidence)
     if fact is not None:
         return Steer(openings=(fact,))
-    return _by_form(question, answer)
+    return _by_form(question, answer, evidence)
 
 
 _EXAMPLE = re.compile(r'example="([^"]+)"?')
-_STAMP = re.compile(r"^\W*\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)?\W*")
 
 
 def log_cause(evidence: Evidence, log_errors: Sequence[str]) -> str:
@@ -225,11 +224,7 @@ def log_cause(evidence: Evidence, log_errors: Sequence[str]) -> str:
     if quoted is None:
         example = _EXAMPLE.search(log_errors[0])
         quoted = example.group(1) if example else log_errors[0]
-    line = _STAMP.sub("", quoted).strip()
-    room = MAX_OPENING - len(LOG_CAUSE) - 2
-    if len(line) > room:
-        line = line[:room].rsplit(" ", 1)[0]
-    return f"{LOG_CAUSE}«{line}»" if line else LOG_CAUSE
+    return quoted_cause(quoted)
 
 
 LAST_STEP = Misfit(Kind.LAST_STEP, "[last-step]", invented=False)
@@ -258,7 +253,30 @@ def topic_fact(question: "Question | str", evidence: Evidence) -> str | None:
                     if f.family == family and f.severity == OK), None)
     if verdict is None or len(verdict) <= MAX_OPENING:
         return verdict
-    return next((c for c in top_clauses(verdict) if re.search(r"\d", c) and len(c) <= MAX_OPENING), None)
+    return _numbered_clause(verdict, MAX_OPENING)
+
+
+def _numbered_clause(verdict: str, room: int) -> str | None:
+    return next((c for c in top_clauses(verdict) if re.search(r"\d", c) and len(c) <= room), None)
+
+
+def inventory_fact(question: "Question | str", evidence: Evidence) -> str | None:
+    """The measured fact a yes/no question is about when its lead family only states facts and
+    judges none (how long the machine is up, what listens): that verdict's first clause with a
+    number ("up 3 h 6 min since 2026-12-06 18:41"). Why: such a family has no all-clear to steer
+    to, and a retry steered to "Yes"/"No" alone says nothing the checks saw. Not for a question
+    naming a port or a place: their own verdicts answer it, not the machine's list."""
+    lead = evidence.topics[0] if evidence.topics else None
+    if lead not in INVENTORY_FAMILIES or named_ports(question) or evidence.places:
+        return None
+    verdict = next((f.verdict for f in evidence.findings if f.family == lead and f.severity == OK), None)
+    return None if verdict is None else _numbered_clause(verdict, MAX_OPENING - len("Yes: "))
+
+
+def _yes_or_no_openings(question: "Question | str", evidence: Evidence) -> Steer:
+    """"Yes" or "No", each followed by the fact the question is about where an inventory states it."""
+    fact = inventory_fact(question, evidence)
+    return Steer(openings=(f"Yes: {fact}", f"No: {fact}") if fact else ("Yes", "No"))
 
 
 # Where the sentence an opening begins goes on in a clause of the model's own: ", which is why …",
@@ -308,12 +326,15 @@ def kept_after_opening(answer: str, openings: Sequence[str], copy_guard: Iterabl
     return (opening + " ".join([head, *kept]) if kept else opening + head).strip()
 
 
-def _by_form(question: "Question | str", answer: str) -> Steer:
+def _by_form(question: "Question | str", answer: str, evidence: Evidence) -> Steer:
     """Nothing the checks settled says what the retry should name, but the question's form says
     how it begins: a yes/no question's answer begins "Yes" or "No" (the form settled, not the
-    answer). A refused answer that began so gets no opening: it would be the same again."""
-    if question_form(question) == YES_NO and answer and not begins_yes_or_no(answer):
-        return Steer(openings=("Yes", "No"))
+    answer), with the fact an inventory states. A refused answer that began so gets no opening
+    unless that fact is there to add: it would be the same again."""
+    if question_form(question) != YES_NO or not answer:
+        return Steer()
+    if not begins_yes_or_no(answer) or inventory_fact(question, evidence):
+        return _yes_or_no_openings(question, evidence)
     return Steer()
 
 

@@ -17,12 +17,9 @@ from appliance.agent.question.kinds import AMOUNT_FORM, OPEN, WHICH, WHY, YES_NO
 _AMOUNT_Q = re.compile(
     r"\bhow\s+(?:many|much|long|full|big|large|old|hot|fast|often|busy)\b"
     r"|\bwhat\s+(?:percentage|percent|fraction|share|size|temperature)\b"
-    r"|\bhow\s+(?:\w+\s+){0,3}?(?:left|free|remain\w*)\b|\buptime\b",
-    re.I,
-)
+    r"|\bhow\s+(?:\w+\s+){0,3}?(?:left|free|remain\w*)\b|\buptime\b", re.I)
 _THING = (r"(?:process(?:es)?|program|app|application|service|daemon|file|folder|directory|dir|port|user|"
-          r"(?:sym)?links?|shortcuts?|"
-          r"partition|filesystem|disk|mount|thing|one|task|job|unit|connection|socket|parent)")
+          r"(?:sym)?links?|shortcuts?|partition|filesystem|disk|mount|thing|one|task|job|unit|connection|socket|parent)")
 _WHICH_Q = re.compile(
     rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{_THING}\b|\bwho\b"
     r"|\bwhat(?:'s|\s+is|\s+are)?\s+(?:\w+\s+)?(?:using|eating|filling|holding|taking|listening|hogging|"
@@ -171,7 +168,10 @@ def named_things(text: str) -> list[str]:
 
 # What is asked, by words: the first that matches wins (the order matters: "how many processes"
 # asks a count, not a process).
-_USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+){0,2}?(?:users?|accounts?|uids?|logins?)\b|\bwhose\b"
+# "Whose" asks for a person opening a question or clause ("tell me whose it is"), not after a noun ("the job whose log …")
+_WHOSE_ASKED = (r"(?:^|[.?!;:,(\"']\s*|\b(?:and|but|so|or|then|me|know|see|out|wonder|wondering|guess|idea|sure|"
+                r"asking|ask|check|tell)\s+)whose\b")
+_USER = re.compile(r"\b(?:which|what|whose)\s+(?:\w+\s+){0,2}?(?:users?|accounts?|uids?|logins?)\b|" + _WHOSE_ASKED +
                    r"|\bwho'?s\s+account\b|\b(?:per|by|each)\s+user\b|\buser\s+(?:is\s+)?(?:using|uses|eating|hogging)\b"
                    r"|\bwhich\s+of\s+(?:us|(?:the|our|my)\s+(?:accounts|users|people|logins))\b"
                    r"|\bwho\s+(?:here|among\s+us|on\s+this\s+(?:box|server|machine|computer))\b", re.I)
@@ -381,7 +381,7 @@ def lexical_asks(text: str, paths: Sequence[str] = ()) -> tuple[Asks, bool]:
         return _THING_KIND[thing.group(1).lower()], True
     # "is any user hogging the machine?" asks yes or no; "which user …?" and "whose …?" ask for the user
     if _asks_a_person(text, paths) and not (form == YES_NO_FORM and not _WHICH_WORD.search(text)
-                                            and not re.search(r"\bwhose\b", text, re.I)):
+                                            and not re.search(_WHOSE_ASKED, text, re.I)):
         return Asks.USER, True
     if _COUNT.search(text):
         return Asks.COUNT, True
