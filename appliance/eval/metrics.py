@@ -12,9 +12,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from appliance.agent import events as ev
 
-# Observation statuses the engine uses for a step that did no useful work.
+# The observation status the engine gives a step it could not carry out.
 INVALID_STATUSES = ("invalid",)
-REPEAT_STATUSES = ("repeat",)
 
 
 @dataclass
@@ -57,7 +56,7 @@ class RunTally:
                 self.invalid_actions += 1
                 if event.unparsable:
                     self.parse_failures += 1
-            elif status in REPEAT_STATUSES or event.repeat_of is not None:
+            elif event.repeat_of is not None:  # answered from memory, or a fresh reading of the same call
                 self.repeated_actions += 1
             self.step_completion_tokens += event.stats.completion_tokens
             self.generation_ms += event.stats.generation_ms

@@ -180,7 +180,7 @@ def steer(misfit: Misfit, question: "Question | str", evidence: Evidence, bodies
         fine = None if claims_any_fault(answer) else _all_fine(question, evidence)
         if fine is not None:  # the checks answered it: what they found at the place, or in the topic
             return Steer(openings=(fine_opening(fine, question),))
-        return _yes_or_no_openings(question, evidence)  # the form is settled, not the answer
+        return _yes_or_no_openings(inventory_fact(question, evidence))  # the form is settled, not the answer
     at_port = port_opening(misfit, evidence.findings, named_ports(question))
     if at_port is not None:
         culprits, opening = at_port
@@ -273,9 +273,8 @@ def inventory_fact(question: "Question | str", evidence: Evidence) -> str | None
     return None if verdict is None else _numbered_clause(verdict, MAX_OPENING - len("Yes: "))
 
 
-def _yes_or_no_openings(question: "Question | str", evidence: Evidence) -> Steer:
+def _yes_or_no_openings(fact: str | None) -> Steer:
     """"Yes" or "No", each followed by the fact the question is about where an inventory states it."""
-    fact = inventory_fact(question, evidence)
     return Steer(openings=(f"Yes: {fact}", f"No: {fact}") if fact else ("Yes", "No"))
 
 
@@ -333,9 +332,8 @@ def _by_form(question: "Question | str", answer: str, evidence: Evidence) -> Ste
     unless that fact is there to add: it would be the same again."""
     if question_form(question) != YES_NO or not answer:
         return Steer()
-    if not begins_yes_or_no(answer) or inventory_fact(question, evidence):
-        return _yes_or_no_openings(question, evidence)
-    return Steer()
+    fact = inventory_fact(question, evidence)
+    return _yes_or_no_openings(fact) if fact or not begins_yes_or_no(answer) else Steer()
 
 
 def _all_fine(question: "Question | str", evidence: Evidence) -> Finding | None:
