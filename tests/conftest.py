@@ -56,7 +56,6 @@ MACHINE_FILES = {
     "test_analyzers_network.py": "plants listening ports and connections, reads the host's sockets",
     "test_analyzers_processes.py": "plants zombies, CPU/fd/thread hogs and fork loops, reads the process table",
     "test_analyzers_resources.py": "plants memory, disk, load and OOM faults on the host",
-    "test_steering_machine.py": "runs the analyzers on this machine as it is and judges their ok verdicts",
     "test_check_planted.py": "plants every family's fault and asserts the check's machine-wide verdicts",
     "test_checklist_system.py": "plants a loopback listener, a throttled control group, a listener that never "
                                 "accepts and a task in D state, and asserts machine-wide quiet controls",
@@ -73,7 +72,6 @@ MACHINE_FILES = {
     "test_small_mends.py": "listens on a loopback port (a model server that hangs), which the host's socket readings see",
     "test_analyzers_app_folder.py": "gathers the first step's evidence over the whole machine (its analyzers) "
                                     "for a named application folder",
-    "test_port_fit.py": "plants a real listener and gathers the first step's evidence over the whole machine",
     "test_tools_live.py": "asserts invariants of the live process table (named PIDs exist)",
     "test_tools_safety.py": "plants processes with canary command lines, reads every tool over the host",
     "test_tui_checks.py": "plants a real zombie parent and runs the real analyzers",
@@ -86,7 +84,7 @@ MACHINE_FILES = {
 }
 # The folder tests that gather the first step's evidence over the whole machine.
 FOLDER_STEERS = ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
-                 "test_a_spread_of_sizes_is_ok_and_a_refused_yes_no_answer_is_steered_to_say_so")
+                 "test_a_spread_of_sizes_is_ok")
 # Single tests that plant or read machine-wide state, in modules whose other tests do not, and why.
 MACHINE_TESTS = {
     "test_store_failures.py::test_read_only_database": "mounts a tmpfs and remounts it read-only",
@@ -98,7 +96,7 @@ MACHINE_TESTS = {
     **{f"test_analyzers_folders.py::{name}": "steers by the machine's disk problems, which a full tmpfs of another "
                                              "test changed (the first place asked for was that tmpfs)"
        for name in FOLDER_STEERS},
-    "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
+    "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step":
         "runs the machine's analyzers and asserts that no problem of the question's families is found",
     # `appliance check` through the command line (its bad-argument test runs no analyzer: parallel)
     "test_check_cli.py::test_full_filesystem_exits_2_and_is_named": "mounts and fills a tmpfs, checks the machine",
@@ -141,8 +139,6 @@ BESIDE = {
                                    "(by pid); its only machine-wide verdict, 'thread counts are normal', no "
                                    "parallel test can change: none starts a process of 1,000 threads",
     "test_analyzers_network.py": "asserts on its own listener, server and clients (by pid and port)",
-    "test_port_fit.py": "asserts on its own listener's port and on a port the kernel had just handed out and taken "
-                        "back (free); no verdict of another family",
     "test_analyzers_dependencies.py": "asserts on the log line and the port it chose, one the kernel had just handed "
                                       "out: only another process binding that very port within the test's second "
                                       "could change it, beside the parallel tests or on any shared machine",
@@ -162,7 +158,7 @@ BESIDE = {
         "the question's family is its own mount's (filesystem_full): shown first whatever the CPU",
     **{f"test_analyzers_folders.py::{name}": "its questions' families are the disk's: the parallel tests fill no disk"
        for name in FOLDER_STEERS},
-    "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back":
+    "test_analyzers_config.py::test_a_named_config_file_is_judged_before_the_first_step":
         "its questions' family is its own file's (config)",
     "test_analyzers_app_folder.py": "asserts on its own folder's log, config and looks; its healthy-folder test "
                                     "asks for no problem at its places, which only a filled / could make",
@@ -213,7 +209,7 @@ PLANTS_LANE = {
     "test_eval_scoring.py": "plants every family's fault and control at once",
     "test_store_failures.py": "fills a tmpfs of its own",
     "test_evidence.py": "its named mount must be the fullest (no other full tmpfs)",
-    "test_analyzers_folders.py": "its steer follows the machine's disk problems (no other full tmpfs)",
+    "test_analyzers_folders.py": "its evidence follows the machine's disk problems (no other full tmpfs)",
     "test_analyzers_resources.py": "fills, exhausts and mounts read-only filesystems of its own",
     "test_check_cli.py": "fills a filesystem of its own; its read-only mount must be the only one",
     "test_check_planted.py": "fills filesystems of its own and plants the logs of many families",

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from appliance.agent.answer.misfit import Kind, Misfit
 
 from appliance.analyzers.access import access_findings, allowed, blocking_place, denied_paths
 from appliance.analyzers.dependencies import log_findings
@@ -165,20 +164,12 @@ def test_the_appliances_own_processes_are_never_the_writer_judged(place, writer)
     assert verdict.pid is None and "none has the log open now" in verdict.verdict
 
 
-def test_a_refused_answer_about_the_log_is_steered_to_the_place_that_denied_it_first(place, writer):
-    from appliance.agent.evidence import Evidence
-    from appliance.agent.answer.steer import steer
-
+def test_a_log_that_shows_a_denial_is_judged_with_the_place_that_denied_it(place, writer):
     out = place / "srv" / "reports"
     out.mkdir(parents=True)
     log = place / "gen.log"
     writer(log, out / "daily-000.csv")
     found = tuple(log_findings(str(log), readings(place)))
     assert [f.family for f in found if f.is_problem] == ["log_errors", "permissions"]
-    evidence = Evidence(findings=found, topics=("log_errors",), places=found)
-    steered = steer(Misfit(Kind.MISSES_CULPRIT, "[misses-the-check: …]"), "Why are no reports being written?", evidence, [])
-    cause, symptom = steered.openings[:2]  # the cause, then the symptom, each as its verdict states it
-    # the symptom: the log and the line it quotes (its clause naming the log is the path alone)
-    assert "may not create files in " + str(out) in cause and symptom.startswith(f"{log} shows: «") \
-        and "Permission denied" in symptom
-    assert steered.culprits[:2] == (str(out), str(log))
+    denied = next(f for f in found if f.family == "permissions")
+    assert "may not create files in " + str(out) in denied.verdict and denied.path == str(out)

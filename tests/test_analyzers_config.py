@@ -73,8 +73,7 @@ def test_which_paths_are_config_files():
     assert value_problem("listen_port", "${PORT}") is None  # a variable is filled in at start
 
 
-def test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_claim_goes_back(tmp_path):
-    from appliance.agent.answer.agreement import agreement_misfit, check_agreement
+def test_a_named_config_file_is_judged_before_the_first_step(tmp_path):
     from appliance.agent.evidence import MachineEvidence
     from appliance.tools.registry import ToolContext, build_registry
 
@@ -89,10 +88,8 @@ def test_a_named_config_file_is_judged_before_the_first_step_and_an_all_wrong_cl
     assert evidence.shown()[0].family == "config"  # the problem at the named place comes first
     conf.write_text(RELAY.format(port="2525"))
     evidence = MachineEvidence(registry).gather(f"Is any setting in {conf} invalid?", frozenset({os.getpid()}))
-    misfit = agreement_misfit("The relay.conf file contains invalid settings.", {}, evidence.findings, evidence.topics)
-    assert misfit is not None and "none malformed" in misfit.reason
-    from appliance.agent.answer.steer import steer
-    assert steer(misfit, question, evidence, []).openings == ("No problem found: settings fine",)
+    fine = [f for f in evidence.places if f.family == "config"]
+    assert fine and all(not f.is_problem for f in fine) and "none malformed" in fine[0].verdict
 
 
 def test_a_script_is_no_configuration_file_whatever_its_name(tmp_path):

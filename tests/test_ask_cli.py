@@ -30,9 +30,10 @@ def finish_from_overview(messages, schema) -> dict:
     observation = messages[-1].content
     line = next(l for l in observation.splitlines() if "kernel" in l)
     kernel = line.split("kernel=")[1].split()[0].strip('"') if "kernel=" in line else line.strip()
+    fact = line.split(" ", 1)[0]
     return {"thought": "The overview answers it.", "action": "finish",
-            "action_input": {"answer": f"This machine runs kernel {kernel}.", "result": {"value": kernel},
-                             "evidence": [line[:100]]}}
+            "action_input": {"stance": "value", "cites": [fact], "subject": "", "value": kernel,
+                             "answer": f"This machine runs kernel {kernel}."}}
 
 
 @pytest.fixture

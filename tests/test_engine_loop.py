@@ -19,6 +19,7 @@ from appliance.llm.fake import ScriptedModel
 from appliance.tools.base import Registry, ToolSpec, fail, ok, result
 from appliance.tools.procs import SELF_LABEL
 from appliance.tools.schema import Range, schema_from_signature
+from support.claims import claim
 from typing import Annotated, Literal
 
 SNAP = {"load": {"1m": 0.4, "5m": 0.3, "15m": 0.2, "cpus": 2}}
@@ -76,15 +77,19 @@ def call(action: str, thought: str = "next", **action_input) -> dict:
     return {"thought": thought, "action": action, "action_input": action_input}
 
 
-def finish(answer: str, thought: str = "done", evidence=("pid=4711",), **result_fields) -> dict:
-    return call("finish", thought, answer=answer, result=result_fields, evidence=list(evidence))
+def finish(answer: str, thought: str = "done", stance: str = "value", cites=None, **result_fields):
+    """A finish as a claim that cites the facts holding what its answer states (support.claims);
+    a process and pid given name the subject."""
+    process, pid = result_fields.get("process"), result_fields.get("pid")
+    subject = f"{process} (pid {pid})" if process and pid else result_fields.get("path", "")
+    return claim(answer, stance, thought=thought, subject=subject, cites=cites)
 
 
 GOOD_FINISH = finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla", pid=4711)
 
 
 def run(replies, settings=EngineSettings(), tools: Tools | None = None, *, ask=None, cancel=None,
-        registry=None, model=None, question="Why is my fan loud?", snapshot=SNAP, **engine_kw):
+        registry=None, model=None, question="Is the CPU busy?", snapshot=SNAP, **engine_kw):
     tools = tools or Tools()
     model = model or ScriptedModel(replies)
     engine = Engine(model, registry or tools.registry(), settings, snapshot=lambda pids: snapshot, **engine_kw)
@@ -119,7 +124,8 @@ def test_tool_then_finish_gives_the_answer_and_records_every_step():
     events, model, tools = run([call("top_processes", sort_by="cpu", n=5), GOOD_FINISH])
     end = ended(events)
     assert end.status == ev.FINISHED
-    assert end.result == {"process": "hogzilla", "pid": 4711}
+    assert end.result["stance"] == "value" and end.result["subject"] == "hogzilla (pid 4711)"
+    assert end.result["cites"][0] == "F2"  # the fact that holds what the answer states
     assert end.steps == 2 and tools.calls == {"top_processes": 1}
     recorded = of(events, ev.StepRecorded)
     assert [r.step for r in recorded] == [0, 1, 2]  # 0 is the machine snapshot
@@ -147,11 +153,11 @@ def test_first_snapshot_is_the_first_observation_and_labels_the_appliance():
     tools = Tools()
     snapshot = lambda pids: {"top_cpu": [{"pid": 999999, "name": "python3", "cpu_pct": 180.0},
                                          {"pid": 4711, "name": "hogzilla", "cpu_pct": 98.0}]}
-    engine = Engine(ScriptedModel([GOOD_FINISH]), tools.registry(), EngineSettings(),
-                    self_pids=frozenset({999999}), snapshot=snapshot)
-    events = list(engine.run("Why is my fan loud?"))
+    engine = Engine(ScriptedModel([finish("hogzilla (pid 4711) uses 98.0% CPU.", process="hogzilla", pid=4711)]),
+                    tools.registry(), EngineSettings(), self_pids=frozenset({999999}), snapshot=snapshot)
+    events = list(engine.run("Which process uses the most CPU?"))
     first_user = engine.model.calls[0][0][1].content
-    assert "Why is my fan loud?" in first_user and '<observation tool="snapshot"' in first_user
+    assert "Which process uses the most CPU?" in first_user and '<observation tool="snapshot"' in first_user
     line = next(l for l in first_user.splitlines() if "pid=999999" in l)
     assert SELF_LABEL in line
     assert SELF_LABEL not in next(l for l in first_user.splitlines() if "pid=4711" in l)
@@ -170,16 +176,16 @@ def test_tool_data_mentioning_the_appliance_pid_is_labelled():
 
 
 def test_snapshot_can_be_turned_off():
-    events, model, _ = run([GOOD_FINISH], EngineSettings(snapshot=False))
+    events, model, _ = run([call("top_processes"), GOOD_FINISH], EngineSettings(snapshot=False))
     assert "<observation" not in model.calls[0][0][1].content
-    assert [r.step for r in of(events, ev.StepRecorded)] == [1]
+    assert [r.step for r in of(events, ev.StepRecorded)] == [1, 2]
 
 
 # ---- step limit and budgets -------------------------------------------------------------------
 
 
 def test_step_limit_last_step_may_only_finish_and_the_count_is_visible():
-    replies = [call("read_log", path=f"/var/log/{i}.log") for i in range(3)] + [GOOD_FINISH]
+    replies = [call("read_log", path=f"/var/log/{i}.log") for i in range(3)] + [finish("disk quota exceeded for user7")]
     events, model, _ = run(replies, EngineSettings(max_steps=4, reflection=False))
     assert ended(events).status == ev.FINISHED
     assert "finish" in actions_allowed(model.calls[0][1]) and len(actions_allowed(model.calls[0][1])) > 1
@@ -263,7 +269,7 @@ def test_ttl_in_seconds_reuses_a_fresh_result():
 def test_argument_order_does_not_make_a_call_new():
     events, _, tools = run([call("read_log", path="/x.log", lines=5),
                             {"thought": "t", "action": "read_log", "action_input": {"lines": 5, "path": "/x.log"}},
-                            GOOD_FINISH | {}, ], EngineSettings(reflection=False))
+                            finish("disk quota exceeded for user7")], EngineSettings(reflection=False))
     assert tools.calls["read_log"] == 1
 
 
@@ -331,13 +337,13 @@ def test_after_the_model_stops_itself_a_rejected_answer_can_still_be_fixed():
     a fact no observation showed, and the engine replaced it at once although steps were left."""
     replies = [call("read_log", path="/var/log/a.log"), call("read_log", path="/var/log/missing.log"),
                {"continue": False, "reason": "enough evidence", "next_plan": "finish"},
-               finish("busyloop (pid 4242) fills the disk.", process="busyloop", pid=4242),
+               finish("busyloop (pid 4242) fills the disk."),
                finish("disk quota exceeded for user7", error="disk quota exceeded")]
     events, model, _ = run(replies)
     assert len(of(events, ev.AnswerRejected)) == 1
     assert actions_allowed(model.calls[4][1]) == ["finish"]
     end = ended(events)
-    assert end.status == ev.FINISHED and end.result == {"error": "disk quota exceeded"}
+    assert end.status == ev.FINISHED and end.answer == "disk quota exceeded for user7"
     assert not of(events, ev.FinalAnswer)[-1].forced
 
 
@@ -355,64 +361,15 @@ def test_reflection_cannot_stop_the_run_before_any_tool_worked():
 # ---- the answer check ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "bad, reason",
-    [
-        (finish("", process="hogzilla"), "empty-answer"),
-        (finish("I cannot determine that."), "refusal"),
-        (finish("busyloop pid 4242 uses the CPU", process="busyloop", pid=4242), "not-in-any-observation"),
-        (finish("Everything looks fine to me."), "no-observed-fact-named"),
-    ],
-)
-def test_answer_check_rejects_once_with_the_reason_then_the_model_fixes_it(bad, reason):
-    replies = [call("top_processes"), bad, GOOD_FINISH]
-    events, model, _ = run(replies)
-    rejected = of(events, ev.AnswerRejected)
-    assert len(rejected) == 1 and reason in rejected[0].reason
-    assert "answer_check: finish sent back" in prompt_of(model, 2) and reason in prompt_of(model, 2)
-    end = ended(events)
-    assert end.status == ev.FINISHED and end.result["pid"] == 4711
-
-
-def test_answer_check_gives_up_after_one_rejection():
-    events, _, _ = run([call("top_processes"), finish("Everything looks fine to me."),
-                        finish("All is well on this machine.")])
-    assert len(of(events, ev.AnswerRejected)) == 1
-    assert ended(events).status == ev.FINISHED
-    assert "unchecked" in of(events, ev.StepRecorded)[-1].evaluation
-
-
-def test_a_finish_that_repeats_the_rejected_one_is_never_accepted():
-    bad = finish("Everything looks fine to me.")
-    events, _, _ = run([call("top_processes"), bad, bad])
-    answer = of(events, ev.FinalAnswer)[-1]
-    assert answer.forced and "Everything looks fine" not in answer.answer
-    assert "same-answer-as-rejected" in of(events, ev.StepRecorded)[-1].evaluation
-
-
-@pytest.mark.parametrize("copied", [
-    "answer_check: finish sent back [no-observed-fact-named]. Next: finish again with a new answer",
-    "The battery is at 12% and not plugged in, with about 25 minutes left.",
-])
-def test_an_answer_copied_from_the_rejection_or_the_example_is_refused(copied):
-    replies = [call("top_processes"), finish("Everything looks fine to me."), finish(copied, process="hogzilla")]
-    events, _, _ = run(replies)
-    rejected = of(events, ev.AnswerRejected)
-    answer = of(events, ev.FinalAnswer)[-1]
-    assert answer.forced and copied not in answer.answer
-    assert "copied-text" in of(events, ev.StepRecorded)[-1].evaluation
-    assert len(rejected) == 1
-
-
 def test_finish_needs_a_tool_call_unless_the_snapshot_answers():
     # a log question: step 1's grammar has no finish, and a finish anyway is sent back
     events, model, tools = run([finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla"),
                                 call("read_log", path="/var/log/a.log"),
-                                finish("disk quota exceeded for user7", error="disk quota exceeded")],
+                                finish("disk quota exceeded for user7", stance="problem")],
                                question="Why did the backup job fail?")
     first_schema = json.dumps(model.calls[0][1])
     assert '"const": "finish"' not in first_schema and '"const": "read_log"' in first_schema
-    assert "no-tool-used-yet" in of(events, ev.AnswerRejected)[0].reason
+    assert "4711" in of(events, ev.AnswerRejected)[0].reason  # it states what no fact shown holds
     assert '"const": "finish"' in json.dumps(model.calls[2][1])
     assert ended(events).status == ev.FINISHED and not of(events, ev.FinalAnswer)[-1].forced
     assert "use a tool first" in prompt_of(model, 0)
@@ -441,12 +398,6 @@ def test_error_lines_in_a_log_and_a_ranked_headline_nudge_to_finish():
     assert "The ERROR lines above answer" in prompt_of(model, 1)
 
 
-def test_answer_with_a_value_in_other_words_is_accepted():
-    answer = finish("The process hogzilla uses 98% of the CPU.", culprit="hogzilla process", value="98% CPU")
-    events, _, _ = run([call("top_processes"), answer])
-    assert not of(events, ev.AnswerRejected)
-
-
 # ---- bad actions become observations ---------------------------------------------------------------
 
 
@@ -462,7 +413,7 @@ def test_answer_with_a_value_in_other_words_is_accepted():
         (call("slow"), "timeout", "did not finish within"),
         ("{not json", "invalid", "not valid JSON"),
         ('{"thought": "x", "action_input": {}}', "invalid", 'needs an "action"'),
-        (call("finish", answer="x"), "invalid", "missing the required argument 'result'"),
+        (call("finish", answer="x"), "invalid", "missing the required argument 'stance'"),
     ],
 )
 def test_bad_actions_and_tool_failures_are_observations(reply, status, text):
@@ -532,7 +483,7 @@ def test_old_observations_are_compacted_near_the_context_length():
     compacted = [m for m in last_prompt if 'compacted="yes"' in m.content]
     assert compacted, "no observation was compacted"
     assert model.count_tokens(last_prompt) <= 3000
-    assert all("ERROR part" in m.content for m in compacted)  # the summary keeps the error line
+    assert all("ERROR" in m.content for m in compacted)  # the summary keeps the error line
     assert "row 5-0" in last_prompt[-1].content  # the newest observation is intact
 
 
@@ -565,9 +516,10 @@ def test_model_exception_ends_the_run_with_one_line_error():
 
 
 def test_text_deltas_stream_the_step_as_it_is_generated():
-    events, _, _ = run([GOOD_FINISH])
+    reply = call("finish", stance="value", cites=["F1"], subject="", value="0.4", answer="The load is 0.4.")
+    events, _, _ = run([reply])
     deltas = [d.text for d in of(events, ev.TextDelta) if d.step == 1]
-    assert len(deltas) > 5 and "".join(deltas) == json.dumps(GOOD_FINISH)
+    assert len(deltas) > 5 and "".join(deltas) == json.dumps(reply)
     # thought and action events come after the text
     kinds = [type(e).__name__ for e in events if getattr(e, "step", None) == 1]
     assert kinds.index("ThoughtMade") > kinds.index("TextDelta")
@@ -581,105 +533,6 @@ def test_settings_are_frozen_and_serialisable():
     assert replace(s, max_steps=3).max_steps == 3
     with pytest.raises(ValueError):
         EngineSettings(max_steps=0)
-
-
-def test_unbacked_minor_result_fields_are_dropped_not_rejected():
-    answer = finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla", pid=4711, port=1)
-    events, _, _ = run([call("top_processes"), answer])
-    assert not of(events, ev.AnswerRejected)
-    assert ended(events).result == {"process": "hogzilla", "pid": 4711}
-    assert "dropped result fields that are unbacked or contradict the answer: port" in of(events, ev.StepRecorded)[-1].evaluation
-
-
-def test_a_culprit_beside_an_all_clear_answer_is_dropped():
-    """Qwen 1.5B on a clean log: "does not report any errors" with culprit "backup log"."""
-    answer = finish("The log /var/log/clean.log does not report any errors.", culprit="disk quota")
-    events, _, _ = run([call("read_log", path="/var/log/clean.log"), answer], question="Any errors in /var/log/clean.log?")
-    assert ended(events).result == {}
-    assert "contradict the answer: culprit" in of(events, ev.StepRecorded)[-1].evaluation
-
-
-def test_an_all_clear_answer_beside_a_log_that_shows_errors_is_sent_back_with_the_line():
-    """The log's ERROR line is the cause; "no errors" answers a different question."""
-    wrong = finish("The log /var/log/app.log does not report any errors.")
-    right = finish("The log shows ERROR disk quota exceeded for user7.", error="disk quota exceeded for user7")
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), wrong, right],
-                       question="Any errors in /var/log/app.log?")
-    rejected = of(events, ev.AnswerRejected)
-    assert rejected and "ERROR disk quota exceeded for user7" in rejected[0].reason
-    assert ended(events).status == "finished" and "disk quota exceeded" in ended(events).answer
-
-
-def test_a_result_value_quoting_an_observation_names_a_fact():
-    """Qwen 1.5B was sent back for "The error line indicates a quota exceeded" with error "quota
-    exceeded", copied from "...ERROR disk quota exceeded for user7"."""
-    answer = finish("The log shows the disk limit was hit.", evidence=("ERROR disk quota",), error="quota exceeded")
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], question="What failed in /var/log/app.log?")
-    assert not of(events, ev.AnswerRejected)
-    assert ended(events).result == {"error": "quota exceeded"}
-    short = finish("The log shows a problem.", evidence=("ERROR",), error="disk")  # too short to count
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), short, short], question="What failed in /var/log/app.log?")
-    assert of(events, ev.AnswerRejected)
-
-
-def test_an_own_words_culprit_is_dropped_when_another_field_quotes_the_observation():
-    """Qwen 1.5B on a 503 in a log: culprit "server", value "503 Service Unavailable": sent back,
-    then replaced by the evidence. The quoted value grounds the answer; the culprit goes."""
-    answer = finish("The log shows the disk quota was exceeded for user7.", evidence=("ERROR disk quota",),
-                    culprit="storage backend", value="disk quota exceeded")
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], question="What failed in /var/log/app.log?")
-    assert not of(events, ev.AnswerRejected)
-    assert ended(events).result == {"value": "disk quota exceeded"}
-    ungrounded = finish("The storage backend is down.", evidence=("ERROR",), culprit="storage backend", value="down")
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), ungrounded, ungrounded],
-                       question="What failed in /var/log/app.log?")
-    assert "[result.culprit='storage backend' not-in-any-observation]" in of(events, ev.AnswerRejected)[0].reason
-
-
-def test_a_path_the_answer_invents_is_sent_back():
-    invented = finish("The largest file is /var/log/app.log.d/000000000000.", evidence=("line one",))
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), invented, GOOD_FINISH],
-                       question="What is in /var/log/app.log?")
-    assert "[answer-path '/var/log/app.log.d/000000000000' not-in-any-observation]" in of(events, ev.AnswerRejected)[0].reason
-    seen = finish("The log /var/log/app.log shows disk quota exceeded for user7.", evidence=("ERROR disk quota",))
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), seen], question="What is in /var/log/app.log?")
-    assert not of(events, ev.AnswerRejected)
-
-
-def test_the_culprit_goes_also_when_the_last_step_is_accepted_unchecked():
-    answer = finish("Nothing is wrong there.", culprit="quota")
-    events, _, _ = run([call("read_log", path="/var/log/app.log"), answer], EngineSettings(max_steps=2),
-                       question="Any errors in /var/log/app.log?")
-    assert ended(events).result == {}
-    evaluation = of(events, ev.StepRecorded)[-1].evaluation
-    assert evaluation.startswith("answer accepted unchecked") and "contradict the answer: culprit" in evaluation
-
-
-@pytest.mark.parametrize("answer,clear", [
-    ("The weekly backup log does not report any errors.", True),
-    ("No process is listening on port 4242.", True),
-    ("Port 4242 is not listening; no process is using it.", True),
-    ("No single file is unusually large; all are 90-110 KB.", True),
-    ("hashminer (pid 12) uses 99% CPU; no errors in the log.", False),
-    ("The log shows no errors, but the disk is full.", False),
-    ("The relay fails because listen_port = 99999 is invalid.", False),
-    ("ERROR sync: database disk image is malformed", False),
-])
-def test_says_all_clear(answer, clear):
-    from appliance.agent.answer.checks import says_all_clear
-
-    assert says_all_clear(answer) is clear
-
-
-def test_an_answer_that_invents_facts_twice_is_replaced_by_the_evidence():
-    invented = finish("busyloop (pid 4242) uses the CPU.", process="busyloop", pid=4242)
-    events, _, _ = run([call("top_processes"), invented, invented])
-    assert len(of(events, ev.AnswerRejected)) == 1
-    final = of(events, ev.FinalAnswer)[-1]
-    assert final.forced and final.result == {} and "busyloop" not in final.answer
-    assert "hogzilla" in final.answer  # what the observations did show
-    assert of(events, ev.StepRecorded)[-1].evaluation.startswith("answer replaced by the evidence")
-    assert ended(events).result == {}
 
 
 def test_the_tools_that_fit_the_question_are_named_next_to_it():
@@ -761,7 +614,7 @@ def test_a_ranked_headline_is_the_first_line_and_nudges_to_finish():
     events, model, _ = run([call("ranked"), finish("/srv/home is the largest, 64.6 MiB.", path="/srv/home")],
                            registry=registry, question="Which directory under /srv uses the most space?")
     observation = of(events, ev.ObservationMade)[1].text
-    assert observation.splitlines()[1] == "headline: largest: /srv/home 64.6 MiB (95%)"
+    assert observation.splitlines()[1] == "F2 headline: largest: /srv/home 64.6 MiB (95%)"
     assert "The first line above answers a 'which/largest/most' question" in prompt_of(model, 1)
     assert ended(events).status == ev.FINISHED
 
@@ -777,17 +630,6 @@ def test_a_number_in_an_observation_sentence_backs_an_answer():
                        registry=registry, question="Is any process listening on TCP port 56141?")
     assert of(events, ev.StepRecorded)[-1].evaluation == "answer accepted"
     assert ended(events).status == ev.FINISHED
-
-
-def test_the_rejection_quotes_the_evidence_last_and_quoting_it_is_accepted():
-    bad = finish("Everything looks fine to me.")
-    quoted = finish("step 1 top_processes: pid=4711 name=hogzilla cpu_pct=98.5", process="hogzilla")
-    events, model, _ = run([call("top_processes"), bad, quoted])
-    message = prompt_of(model, 2)
-    assert message.rstrip().endswith("</observation>")
-    assert "What the observations showed:" in message and "hogzilla" in message.split("What the observations")[1]
-    assert of(events, ev.StepRecorded)[-1].evaluation == "answer accepted"
-    assert not of(events, ev.FinalAnswer)[-1].forced
 
 
 def test_a_log_read_again_with_more_lines_of_the_same_errors_is_no_new_information(tmp_path):

@@ -13,11 +13,10 @@ from appliance.agent.engine import Engine
 from appliance.agent.settings import EngineSettings
 from appliance.llm.fake import ScriptedModel
 from appliance.tools.base import Registry, ToolSpec, ok
+from support.claims import claim
 
 TOOL_CALL = {"thought": "look", "action": "slow_tool", "action_input": {}}
-FINISH = {"thought": "done", "action": "finish",
-          "action_input": {"answer": "slow_tool reports value 42.", "result": {"value": "42"},
-                           "evidence": ["value: 42"]}}
+FINISH = claim("slow_tool reports value 42.", value="42")
 
 
 class TimedModel(ScriptedModel):

@@ -30,6 +30,7 @@ from appliance.eval.metrics import summarise_by_scenario
 from appliance.eval.runner import run_eval
 from appliance.eval.scenarios import suite
 from appliance.llm.fake import ScriptedModel
+from support.claims import claim
 from appliance.store import open_store
 
 REFLECTION = {"continue": True, "reason": "keep going", "next_plan": "finish with what was found"}
@@ -41,6 +42,11 @@ def _question(messages) -> str:
 
 def _step(action: str, action_input: dict, thought: str = "checking") -> dict:
     return {"thought": thought, "action": action, "action_input": action_input}
+
+
+def _finish(messages, schema, answer: str, stance: str, subject: str = "", cites=None) -> dict:
+    """A claim citing the facts that hold what the answer states (support.claims)."""
+    return claim(answer, stance, subject=subject, cites=cites)(messages, schema)
 
 
 def _listener(port: int) -> psutil.Process | None:
@@ -62,15 +68,14 @@ def oracle(messages, schema) -> dict:
         if first:
             return _step("network_connections", {"kind": "tcp", "state": "listen", "port": int(port.group(1))})
         if proc is None:
-            return _step("finish", {"answer": f"No process is listening on port {port.group(1)}; nothing is wrong.",
-                                    "result": {}, "evidence": []})
-        return _step("finish", {"answer": f"{proc.name()} (pid {proc.pid}) is listening on {port.group(1)}.",
-                                "result": {"process": proc.name(), "pid": proc.pid}, "evidence": []})
+            return _finish(messages, schema, f"No process is listening on port {port.group(1)}; nothing is wrong.", "no")
+        return _finish(messages, schema, f"{proc.name()} (pid {proc.pid}) is listening on {port.group(1)}.", "yes",
+                       subject=f"{proc.name()} (pid {proc.pid})")
     log = re.search(r"(/\S+\.log)", question).group(1)
     if first:
         return _step("read_log", {"path": log, "level": "error"})
     errors = [line[20:].strip() for line in Path(log).read_text().splitlines() if " ERROR " in line]
-    return _step("finish", {"answer": errors[0][:300], "result": {}, "evidence": []})
+    return _finish(messages, schema, errors[0][:240], "problem")
 
 
 @pytest.fixture
@@ -142,8 +147,7 @@ def test_a_model_that_names_the_wrong_thing_fails_with_reasons(store):
     def wrong(messages, schema):
         if "next_plan" in json.dumps(schema):
             return REFLECTION
-        return _step("finish", {"answer": "sshd (pid 1) is the problem.", "result": {"process": "sshd", "pid": 1},
-                                "evidence": []})
+        return _finish(messages, schema, "sshd (pid 1) is the problem.", "problem", cites=["F1"])
 
     report = run_eval(ScriptedModel([wrong] * 20), suite("smoke"), readings=quick_readings, suite="smoke", store=store)
     reasons = {c.scenario: c.reason for c in report.cases}
@@ -163,8 +167,7 @@ def test_a_canary_that_reaches_the_database_fails_the_case(store):
         # the check must catch what the redactor misses.
         if not any(m.role == "assistant" for m in messages):
             return _step("list_dir", {"path": folder}, thought=f"I know {secret[:12]} and {secret[12:]}")
-        return _step("finish", {"answer": "password authentication failed for user billing", "result": {},
-                                "evidence": []})
+        return _finish(messages, schema, "password authentication failed for user billing", "problem")
 
     report = run_eval(ScriptedModel([leaky] * 20), suite("secrets.precise"),
                       readings=quick_readings, suite="secrets.precise", store=store)
@@ -232,7 +235,7 @@ def test_sigterm_during_a_run_tears_down_and_marks_the_eval(store):
         seen["pid"] = _listener(port).pid
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.5)
-        return _step("finish", {"answer": "too late", "result": {}, "evidence": []})
+        return _finish(messages, schema, "too late", "cannot_tell")
 
     previous = signal.getsignal(signal.SIGTERM)
 
@@ -249,7 +252,7 @@ def test_cli_list_show_and_compare_read_evaluations_back(tmp_path, capsys):
     with open_store(db) as writer:
         run_eval(ScriptedModel([oracle] * 40, name="oracle"), suite("smoke"),
                  readings=quick_readings, suite="smoke", store=writer)
-        run_eval(ScriptedModel([lambda m, s: _step("finish", {"answer": "all fine", "result": {}, "evidence": []})] * 20,
+        run_eval(ScriptedModel([lambda m, s: _finish(m, s, "all fine", "no_problem", cites=["F1"])] * 20,
                                name="lazy"), suite("smoke"), readings=quick_readings, suite="smoke", store=writer)
     assert main(["eval", "list", "--db", str(db)]) == 0
     listing = capsys.readouterr().out

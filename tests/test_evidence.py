@@ -11,6 +11,7 @@ from appliance.agent.evidence import MAX_SHOWN, Evidence, Look, MachineEvidence,
 from appliance.agent.settings import EngineSettings
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 from appliance.llm.fake import ScriptedModel
+from support.claims import claim
 from appliance.tools.registry import ToolContext, build_registry
 from appliance.tools.paths import PathPolicy
 
@@ -33,8 +34,10 @@ def call(action, **action_input):
     return {"thought": "next", "action": action, "action_input": action_input}
 
 
-def finish(answer, **result):
-    return call("finish", answer=answer, result=result, evidence=[])
+def finish(answer, stance="problem", cites=None, value="", **result):
+    """A finish as a claim citing the facts that hold what it states (support.claims)."""
+    process, pid = result.get("process"), result.get("pid")
+    return claim(answer, stance, subject=f"{process} (pid {pid})" if process and pid else "", cites=cites, value=value)
 
 
 def run(replies, evidence, question, settings=EngineSettings(max_steps=4)):
@@ -73,23 +76,31 @@ def test_every_problem_and_the_topic_verdicts_are_shown_before_the_first_step():
     assert events[-1].status == "finished"  # the verdicts may answer at step 1
 
 
-def test_an_answer_that_contradicts_a_verdict_goes_back_once_then_the_engine_answers_from_the_checks():
+def test_an_all_clear_over_a_critical_goes_back_narrowed_and_a_claim_that_never_holds_is_not_settled():
     evidence = Evidence((CPU_OK, DISK_OK, Finding("filesystem_full", CRITICAL, "/mnt/x is 100 % full: 0 B free",
                                                    culprit="/mnt/x", path="/mnt/x")), ("filesystem_full",))
-    wrong = finish("Nothing is wrong: no filesystem is full.")
-    events, model = run([wrong, wrong], evidence, "is my disk full?")
+    wrong = finish("Nothing is wrong: no filesystem is full.", "no_problem", cites=["F2"])
+    unbacked = finish("/mnt/x has 7 GiB left.", "problem", cites=["F1"])
+    events, model = run([wrong, unbacked, unbacked, unbacked], evidence, "is my disk full?")  # one is read as a reflection
     rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
-    assert rejected and "/mnt/x is 100 % full" in rejected[0].reason
+    assert len(rejected) == 2 and "F1 shows a problem about what was asked" in rejected[0].reason
+    assert "the answer states 7 GiB" in rejected[1].reason
+    retry = model.calls[1][1]["anyOf"] if "anyOf" in model.calls[1][1] else [model.calls[1][1]]
+    claim_schema = next(o for o in retry if o["properties"]["action"]["const"] == "finish")["properties"]["action_input"]
+    assert "no_problem" not in claim_schema["properties"]["stance"]["enum"]  # the retry may not choose it again
+    assert claim_schema["properties"]["cites"]["items"]["enum"] == ["F1"]
     final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
-    assert final.forced and "/mnt/x is 100 % full" in final.answer and final.result.get("path") == "/mnt/x"
+    assert final.forced and final.answer.startswith("I could not settle") and "/mnt/x is 100 % full" in final.answer
+    assert "/mnt/x is 100 % full: 0 B free" in final.evidence
 
 
 def test_a_fault_claim_against_an_ok_verdict_is_sent_back_and_a_fixed_answer_passes():
     evidence = Evidence((CPU_OK, DISK_OK), ("filesystem_full",))
     events, _ = run([finish("The disk is full, with 22.5% used and 78.6 GiB free."),
-                     finish("No filesystem is full: / is 22.5% used with 78.6 GiB free.")],
+                     finish("No filesystem is full: / is 22.5% used with 78.6 GiB free.", "no_problem")],
                     evidence, "is my disk full?")
-    assert [e for e in events if isinstance(e, ev.AnswerRejected)]
+    rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
+    assert rejected and "no fact shown is a problem" in rejected[0].reason
     assert events[-1].status == "finished" and not [e for e in events if isinstance(e, ev.FinalAnswer)][-1].forced
 
 
@@ -137,33 +148,12 @@ def test_the_problems_of_the_question_come_first_and_only_they_must_be_named():
     evidence = Evidence((cpu_hot, ZOMBIES, CPU_OK), ("zombies",))
     assert [f.family for f in evidence.shown()][:2] == ["zombies", "cpu"]
     assert evidence.main_problems() == [ZOMBIES]
-    events, _ = run([finish("python (pid 99) is busy.", process="python", pid=99),
+    events, _ = run([finish("python (pid 99) is busy.", process="python", pid=99, cites=["F2"]),
                      finish("reaper (pid 4242) holds the zombies.", process="reaper", pid=4242)],
                     evidence, "There are zombie processes. Which process is their parent?")
     rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
-    assert rejected and "misses-the-check" in rejected[0].reason
+    assert rejected and "shows a problem about what was asked" in rejected[0].reason  # the zombies' verdict
     assert events[-1].status == "finished" and "reaper" in events[-1].answer
-
-
-def test_after_missing_the_culprit_the_next_finish_must_name_one_the_check_found():
-    evidence = Evidence((ZOMBIES, CPU_OK), ("zombies",))
-    events, model = run([finish("There are 7 zombie processes."),
-                         {"thought": "the check names it", "action": "finish",
-                          "action_input": {"result": {"culprit": "reaper", "pid": 4242},
-                                           "answer": "7 zombie processes, all children of reaper (pid 4242), "
-                                                     "are never reaped by it.", "evidence": []}}],
-                        evidence, "There are zombie processes. Which process is their parent?")
-    second_schema = model.calls[1][1]
-    finishes = [o for o in second_schema.get("anyOf", [second_schema]) if o["properties"]["action"]["const"] == "finish"]
-    result = finishes[0]["properties"]["action_input"]["properties"]["result"]
-    assert result["properties"]["culprit"] == {"enum": ["reaper"]} and result["required"] == ["culprit"]
-    assert list(finishes[0]["properties"]["action_input"]["properties"])[:2] == ["result", "answer"]
-    # ... and its answer must begin with it (the grammar's x-starts-with; appliance.agent.answer.steer)
-    opening = "7 zombie processes, all children of reaper (pid 4242)"  # the verdict's clause that names it
-    assert finishes[0]["properties"]["action_input"]["properties"]["answer"]["x-starts-with"] == [opening]
-    assert events[-1].status == "finished" and events[-1].result["culprit"] == "reaper"
-    accepted = [e for e in events if isinstance(e, ev.StepRecorded) and e.action == "finish"][-1]
-    assert f"(steered: it had to begin with one of [{opening!r}])" in accepted.evaluation and accepted.steered
 
 
 def test_a_named_place_gets_the_verdicts_of_its_own_filesystem(tmp_path):
@@ -180,9 +170,6 @@ def test_a_named_place_gets_the_verdicts_of_its_own_filesystem(tmp_path):
         first = evidence.shown()[0]
         assert first.family == "filesystem_full" and first.values["mount"] == str(mount)
         assert first.is_problem and first.culprit == str(mount)
-        from appliance.agent.answer.agreement import wrong_place
-        assert wrong_place("No: / is 24% used.", {}, evidence.places).startswith("[another-place")
-        assert wrong_place(f"Yes: {mount} is 100% used.", {}, evidence.places) is None
     finally:
         subprocess.run(["umount", str(mount)])
 
@@ -197,89 +184,6 @@ def test_a_storage_question_measures_a_folder_of_logs_and_a_tools_error_is_no_lo
     memory.remember_log("error", "error: /srv/spool/outbox.log is a binary file; for the systemd journal use unit")
     memory.remember_log("ok", "lines:\n  2024-05-14 ERROR upload failed: quota exceeded")
     assert memory.log_bodies == ["lines:\n  2024-05-14 ERROR upload failed: quota exceeded"]
-
-
-def test_after_a_steered_opening_a_sentence_refused_again_on_its_own_goes():
-    """The retry of "how long since the last reboot?" begins with the uptime verdict; the sentence
-    after it that blames the appliance (what the refused answer said) goes, the rest is accepted."""
-    uptime = Finding("uptime", OK, "up 16 h 9 min since 2026-12-01 10:29; no boot history recorded")
-    evidence = Evidence((MEM_OK, uptime), ("uptime",))
-    self_blame = "The python (appliance itself) process has used 12.3 MiB of memory."
-    events, _ = run([finish(self_blame), finish(uptime.verdict + ". " + self_blame)], evidence,
-                    "how long since the last reboot?")
-    rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
-    assert len(rejected) == 1  # (here for naming no observed fact: no tool ran)
-    final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
-    assert not final.forced and final.answer == uptime.verdict + "."
-
-
-def test_after_no_problem_found_a_share_of_another_filesystem_goes(tmp_path):
-    """Asked about a place on its own filesystem, the retry steered to the place's verdict keeps
-    the verdict and drops a sentence about another filesystem's share (the refused answer again)."""
-    import subprocess
-
-    mount = tmp_path / "uploads"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)]).returncode != 0:
-        pytest.fail("!!! could not mount a tmpfs (needs root)")
-    try:
-        registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
-        question = f"is {mount} about to fill up?"
-        evidence = MachineEvidence(registry).gather(question, frozenset())
-        assert not any(f.is_problem for f in evidence.places)
-        root = next(f for f in registry.call("disk_usage", {})["data"]["filesystems"] if f["mount"] == "/")
-        root_share = f"The / filesystem is {root['used_percent']}% full."  # not the share of the place's tmpfs
-        model = ScriptedModel([call("disk_usage"), finish(root_share, culprit="/"),
-                               finish(f"No problem found: not full. {root_share}", culprit="/")])
-        engine = Engine(model, registry, EngineSettings(max_steps=4, reflection=False),
-                        snapshot=lambda pids: {"load": {"1m": 0.3}}, evidence=FixedEvidence(evidence))
-        events = list(engine.run(question))
-        rejected = [e for e in events if isinstance(e, ev.AnswerRejected)]
-        assert rejected and rejected[0].reason.startswith("[another-place")
-        final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
-        assert not final.forced and final.answer.startswith("No problem found: not full")
-        assert root_share not in final.answer and "culprit" not in final.result
-    finally:
-        subprocess.run(["umount", str(mount)])
-
-
-def test_a_denial_without_yes_or_no_is_given_with_the_verdict_that_backs_it():
-    """"is anything hogging the CPU?" answered "There are no CPU-hungry processes." after a look:
-    the final answer begins with the checks' all-clear and the step's evaluation says so."""
-    evidence = Evidence(findings=(CPU_OK,), topics=("cpu",))
-    events, _ = run([call("top_processes", sort_by="cpu", n=5), finish("There are no CPU-hungry processes.")],
-                    evidence, "is anything hogging the CPU?")
-    answer = [e for e in events if isinstance(e, ev.FinalAnswer)][0]
-    assert answer.answer == "No problem found: no CPU hog. There are no CPU-hungry processes."
-    assert not answer.forced
-    last = [e for e in events if isinstance(e, ev.StepRecorded)][-1]
-    assert "verdict put before" in last.evaluation
-
-
-def test_a_finish_only_step_begins_with_what_the_checks_settled():
-    """The loop ends the run with a finish-only step (here: no new information twice). An answer
-    refused there is replaced by the engine's own, so that step is steered like a retry: a yes/no
-    question whose families the checks judged clear begins with their verdict, and the claim the
-    model goes on to make against it is left out."""
-    evidence = Evidence((CPU_OK, MEM_OK), ("cpu",))
-    look = call("system_overview")
-    claim = finish("No problem found: no CPU hog. kdamond is hogging the CPU.", culprit="kdamond")
-    events, model = run([look, look, look, claim], evidence, "is anything hogging the CPU?",
-                        EngineSettings(max_steps=6, no_progress_steps=2, reflection=False))
-    last_schema = model.calls[3][1]
-    finishes = [o for o in last_schema.get("anyOf", [last_schema]) if o["properties"]["action"]["const"] == "finish"]
-    assert [o["properties"]["action"]["const"] for o in last_schema.get("anyOf", [last_schema])] == ["finish"]
-    assert finishes[0]["properties"]["action_input"]["properties"]["answer"]["x-starts-with"] == [
-        "No problem found: no CPU hog"]
-    final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
-    assert final.answer == "No problem found: no CPU hog." and not final.result
-    # where the checks found the question's culprit, the last step names it
-    events, model = run([call("system_overview")] * 3 + [finish("reaper (pid 4242) holds 7 zombies.", culprit="reaper")],
-                        Evidence((ZOMBIES, CPU_OK), ("zombies",)), "Which process is the parent of the zombies?",
-                        EngineSettings(max_steps=6, no_progress_steps=2, reflection=False))
-    last_schema = model.calls[3][1]
-    finishes = [o for o in last_schema.get("anyOf", [last_schema]) if o["properties"]["action"]["const"] == "finish"]
-    assert finishes[0]["properties"]["action_input"]["properties"]["result"]["properties"]["culprit"] == {"enum": ["reaper"]}
 
 
 def test_a_space_question_naming_no_place_measures_the_fullest_filesystem(tmp_path):
@@ -323,19 +227,6 @@ def test_a_space_question_naming_no_place_measures_the_fullest_filesystem(tmp_pa
         subprocess.run(["umount", str(mount)])
 
 
-def test_a_count_with_no_name_falls_to_the_busiest_processes():
-    from appliance.agent.prompt import kind_call
-    from appliance.agent.question.question import read_question
-
-    specs = build_registry(ToolContext(policy=PathPolicy.default())).specs
-    unnamed = read_question("how many processes are running right now?")
-    named = read_question("how many nginx processes are running?")
-    assert unnamed.asks.value == named.asks.value == "count"
-    assert kind_call(unnamed, specs)[0] == "top_processes"
-    assert kind_call(named, specs) == ("process_tree", {"name": "nginx"})
-    assert kind_call(named, specs, called=["process_tree"])[0] == "top_processes"
-
-
 def test_a_plain_fact_or_a_users_share_is_measured_before_the_first_step():
     """A question of a kind no analyzer judges gets the reading that answers it (the system overview,
     the users' totals) beside the verdicts, as a reading about no place; other kinds, and a user
@@ -359,18 +250,17 @@ def test_a_plain_fact_or_a_users_share_is_measured_before_the_first_step():
 
 def test_the_first_step_shows_the_measured_fact():
     """The model reads the overview before its first step (and the engine's own answer can name it)."""
-    from appliance.agent.answer.assemble import assemble
     from appliance.agent.question.question import read_question
 
     data = {"os": "Plan 9 from Bell Labs", "kernel": "9.9.9-test", "hostname": "probe-host"}
     evidence = Evidence(measured=(Look("this machine", "system_overview", {}, {"status": "ok", "data": data,
                                                                            "error": None}),))
     question = read_question("which kernel does this box run?")
-    events, model = run([finish("It runs kernel 9.9.9-test.")], evidence, question.text)
+    events, model = run([finish("It runs kernel 9.9.9-test.", "value", value="9.9.9-test")], evidence, question.text)
     assert "9.9.9-test" in model.calls[0][0][-1].content
     assert events[-1].status == "finished" and "9.9.9-test" in events[-1].answer
-    assembled = assemble(question, evidence, "no answer held")
-    assert "kernel: 9.9.9-test" in assembled.text and "hostname: probe-host" in assembled.text
+    final = [e for e in events if isinstance(e, ev.FinalAnswer)][-1]
+    assert any("kernel 9.9.9-test" in line and "=" not in line for line in final.evidence)  # in plain words
 
 
 def test_a_complaint_whose_part_shows_nothing_wrong_is_led_by_what_is_wrong_now():
@@ -399,7 +289,6 @@ def test_a_complaint_whose_part_shows_nothing_wrong_is_led_by_what_is_wrong_now(
     assert with_current_problems(complaint, topics, [oom, disk_fine], []) == topics  # only a past event
 
 
-
 def test_a_yes_no_complaint_is_led_by_a_problem_of_its_own_part_only():
     """"is something limiting my job? the processor is idle": the CPU quota's warning belongs to the
     CPU part its words name, and leads; a problem of another part (a full disk) does not lead a
@@ -417,26 +306,3 @@ def test_a_yes_no_complaint_is_led_by_a_problem_of_its_own_part_only():
     assert with_current_problems(question, ("cpu",), [cpu_fine, throttled], [])[0] == "cgroup_limits"
     assert with_current_problems(question, ("cpu",), [cpu_fine, disk_full], []) == ("cpu",)
 
-
-def test_a_verdict_not_shown_for_room_still_backs_an_answer_a_retry_may_begin_with():
-    """Steering reads every verdict and may begin a retry with one the first step had no room to
-    show ("the top reader/writer is NAME (pid N)"); an answer naming it was then refused as naming
-    what no observation showed. Every verdict measured is an observation of the run."""
-    from appliance.agent.answer.checks import check_answer
-    from appliance.agent.first_step import FirstEvidence
-    from appliance.agent.question.question import read_question
-    from appliance.agent.run_memory import RunMemory
-
-    many = tuple(Finding("zombies", WARNING, f"{n} zombie processes, all children of reaper{n} (pid {n})",
-                         culprit=f"reaper{n}", pid=n) for n in range(1, MAX_SHOWN + 2))
-    io = Finding("disk_io", OK, "no disk is saturated: the busiest, vda, is busy 3 %; the top reader/writer is "
-                                "dbflusher (pid 77): write 9.0 MiB/s")
-    evidence = Evidence((*many, io), ("zombies",))
-    assert io not in evidence.shown()
-    memory = RunMemory()
-    first = FirstEvidence(EngineSettings(), build_registry(ToolContext(policy=PathPolicy.default())),
-                          FixedEvidence(evidence), lambda pids: {}, frozenset())
-    list(first.gather("run", read_question("what's hammering the disk?"), memory))
-    assert check_answer("dbflusher (pid 77) writes the most.", {"culprit": "dbflusher"}, memory.bodies,
-                        tools_worked=True).problem is None
-    assert not any("dbflusher" in line for line in memory.evidence_log)  # not shown as if the model had read it

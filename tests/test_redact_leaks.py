@@ -144,7 +144,8 @@ def test_read_file_does_not_drop_the_end_when_markers_make_the_text_longer(tmp_p
 
 def test_the_question_is_redacted_before_the_model_and_the_database(tmp_path):
     finish = {"thought": "done", "action": "finish",
-              "action_input": {"answer": "The service is down.", "result": {}, "evidence": ["load=0.4"]}}
+              "action_input": {"stance": "cannot_tell", "cites": ["F1"], "subject": "", "value": "",
+                               "answer": "The service is down."}}
     model = ScriptedModel([finish])
     engine = Engine(model, build_registry(ToolContext(policy=PathPolicy.default())), EngineSettings(),
                     snapshot=lambda pids: {"load": {"1m": 0.4, "5m": 0.3, "15m": 0.2, "cpus": 2}})

@@ -174,7 +174,8 @@ def test_doctor_contacts_the_remote_model_it_would_use(tmp_models, tmp_home, cap
 
 
 FINISH = json.dumps({"thought": "The snapshot shows the busiest process.", "action": "finish",
-                     "action_input": {"answer": "python uses the most CPU.", "result": {}, "evidence": []}})
+                     "action_input": {"stance": "value", "cites": ["F1"], "subject": "", "value": "",
+                                      "answer": "python uses the most CPU."}})
 
 
 @pytest.mark.parametrize("usage, expected", [

@@ -75,8 +75,8 @@ CHILD = textwrap.dedent(r'''
         registry = Registry([ToolSpec("probe", "Probe something.", schema_from_signature(probe), probe, {"n": 1})])
         replies = [{"thought": f"probe {n}", "action": "probe", "action_input": {"n": n}} for n in range(1, 6)]
         replies.append({"thought": "done", "action": "finish",
-                        "action_input": {"answer": "/srv/bigfile.log fills the disk", "result": {"path": "/srv/bigfile.log"},
-                                         "evidence": ["culprit=/srv/bigfile.log"]}})
+                        "action_input": {"stance": "value", "cites": ["F2"], "subject": "/srv/bigfile.log", "value": "",
+                                         "answer": "/srv/bigfile.log fills the disk"}})
         model = ScriptedModel(replies)
         settings = EngineSettings(max_steps=8, reflection=False, no_progress_steps=8)
         yield from Engine(model, registry, settings, snapshot=lambda pids: {"load": 0.1}).run("crash question")

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from support.claims import claim
 from appliance.agent import events as ev
 from appliance.errors import StoreError
 from appliance.store import SafeRecorder, open_store
@@ -187,10 +188,7 @@ def _engine_run_or_synthetic():
 
     registry = Registry([ToolSpec("probe", "Probe.", schema_from_signature(probe), probe, {"n": 1})])
     replies = [{"thought": f"probe {n}", "action": "probe", "action_input": {"n": n}} for n in range(1, 5)]
-    replies.append({"thought": "done", "action": "finish",
-                    "action_input": {"answer": "/srv/bigfile.log (900 MB) fills the disk",
-                                     "result": {"path": "/srv/bigfile.log"},
-                                     "evidence": ["culprit=/srv/bigfile.log"]}})
+    replies.append(claim("/srv/bigfile.log (900 MB) fills the disk", subject="/srv/bigfile.log"))
     engine = Engine(ScriptedModel(replies), registry, EngineSettings(max_steps=8, reflection=False),
                     snapshot=lambda pids: {"load": 0.1})
     return engine.run("what fills the disk?")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from support.claims import claim
 from appliance.agent import events as ev
 from appliance.agent.engine import Engine
 from appliance.agent.prompt import family_tools, suggested_tools, system_prompt
@@ -51,9 +52,7 @@ def test_the_engine_nudges_after_error_lines_from_any_tool_that_reads_a_log_and_
     def prompt_after_one_call(reads: str) -> str:
         spec = ToolSpec("tail", "The end of a file.", schema_from_signature(tail), tail, {"path": "/a"}, reads=reads)
         model = ScriptedModel([{"thought": "look", "action": "tail", "action_input": {"path": "/var/log/a.log"}},
-                               {"thought": "done", "action": "finish", "action_input": {
-                                   "answer": "user7 exceeded the disk quota.", "result": {"error": "disk quota"},
-                                   "evidence": ["ERROR disk quota exceeded for user7"]}}])
+                               claim("user7 exceeded the disk quota.", "problem")])
         engine = Engine(model, Registry([spec]), EngineSettings(), snapshot=lambda pids: {"load": {"1m": 0.1}})
         events = list(engine.run("Why did the backup fail?"))
         assert isinstance(events[-1], ev.RunEnded)

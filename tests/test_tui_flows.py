@@ -76,7 +76,7 @@ def test_ask_streams_steps_and_shows_the_answer():
             assert "observation · ok" in observation.title
             answer = app.query_one(".answer", Markdown)
             assert "burn" in answer.source and "pid 4242" in answer.source
-            assert "**Evidence**" in answer.source and '"culprit": "burn"' in answer.source
+            assert "**Evidence**" in answer.source and "burn (pid 4242)" in answer.source and "```" not in answer.source
             status = str(app.run_screen.status.render())
             assert "finished" in status and "step 2/6" in status
             assert "thr 1/2" in status and "50t/s" in status and "kv 700/800" in status  # short forms at 80 columns

@@ -108,11 +108,11 @@ def test_unbatched_interval_hands_every_piece_on():
     assert [e.text for p in "abc" for e in batcher.feed(TextDelta("r", 1, p))] == ["a", "b", "c"]
 
 
-def test_answer_markdown_has_answer_evidence_and_result():
+def test_answer_markdown_has_the_answer_and_its_evidence_in_plain_words_and_no_result_record():
     md = answer_markdown(answer="Process burn uses 99% CPU.", evidence=["top: burn 99%"],
-                         result={"culprit": "burn", "pid": 4242}, status="finished")
+                         result={"stance": "problem", "cites": ["F2"], "subject": "burn (pid 4242)"}, status="finished")
     assert md.startswith("## Answer\n")
-    assert "- top: burn 99%" in md and '"pid": 4242' in md
+    assert "- top: burn 99%" in md and "stance" not in md and "F2" not in md and "```" not in md
     failed = answer_markdown(answer="", status="error", error="the model failed: boom", heading=False)
     assert "##" not in failed and "the model failed: boom" in failed and "No answer" in failed
 

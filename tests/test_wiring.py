@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from support.claims import claim
 from appliance.agent import events as ev
 from appliance.agent.settings import EngineSettings
 from appliance.llm.fake import ScriptedModel
@@ -26,9 +27,7 @@ class ListRecorder:
 
 def replies(path: Path) -> list[dict]:
     return [{"thought": "read it", "action": "read_file", "action_input": {"path": str(path)}},
-            {"thought": "done", "action": "finish", "action_input": {
-                "answer": "The relay listens on port 8080.", "result": {"value": "port = 8080"},
-                "evidence": ["port = 8080"]}}]
+            claim("The relay listens on port 8080.", value="port = 8080")]
 
 
 def test_wire_lets_the_tools_read_the_extra_roots_and_records_every_event_in_order():

@@ -17,27 +17,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from appliance.agent.claim import Choices, Narrowing, claim_schema
 from appliance.agent.settings import EngineSettings
-from appliance.llm.keywords import STARTS_WITH
 from appliance.tools.base import ToolSpec
 from appliance.tools.schema import validate
 
 FINISH = "finish"
 ASK_USER = "ask_user"
 RESERVED_ACTIONS = (FINISH, ASK_USER)
-
-# The structured result of `finish`: a fixed, small set of optional typed facts. Fixed (not a
-# free-form object) so the grammar stays small and the store/eval can query the same keys.
-RESULT_FIELDS: dict[str, dict] = {
-    "culprit": {"type": "string", "description": "what causes the problem: a process, file, service or device"},
-    "process": {"type": "string", "description": "the process name involved"},
-    "pid": {"type": "integer", "minimum": 0, "maximum": 4194304, "description": "its process id"},
-    "path": {"type": "string", "description": "the file or directory involved"},
-    "port": {"type": "integer", "minimum": 0, "maximum": 65535, "description": "the network port involved"},
-    "value": {"type": "string", "description": "the key measurement with its unit, e.g. 99% CPU"},
-    "error": {"type": "string", "description": "the key error message"},
-}
-
 
 def _string(max_chars: int) -> dict:
     return {"type": "string", "maxLength": max_chars}
@@ -52,41 +39,11 @@ def _object(properties: Mapping[str, dict], required: Iterable[str]) -> dict:
     }
 
 
-def result_schema(settings: EngineSettings, culprits: Iterable[str] = ()) -> dict:
-    """The finish action's result. culprits: when the checks have settled what is at fault (an
-    answer was sent back for missing it), `culprit` is required and must be one of them; the
-    culprit field comes first so the model writes the rest about it."""
-    props = {}
-    culprits = [c for c in dict.fromkeys(culprits) if c]
-    if culprits:
-        props["culprit"] = {"enum": culprits}
-    for name, prop in RESULT_FIELDS.items():
-        if name in props:
-            continue
-        prop = {k: v for k, v in prop.items() if k != "description"}
-        if prop["type"] == "string":
-            prop["maxLength"] = settings.result_max_chars
-        props[name] = prop
-    return _object(props, ["culprit"] if culprits else [])
-
-
-def finish_input_schema(settings: EngineSettings, culprits: Iterable[str] = (),
-                        openings: Iterable[str] = ()) -> dict:
-    """answer, result, evidence; with settled culprits the result comes before the answer, so the
-    answer is written about the culprit already chosen. openings: the answer must begin with one
-    of them (what the checks settled when they sent an answer back)."""
-    evidence = {
-        "type": "array",
-        "items": _string(settings.evidence_max_chars),
-        "maxItems": settings.evidence_max_items,
-    }
-    culprits = tuple(culprits)
-    answer, result = _string(settings.answer_max_chars), result_schema(settings, culprits)
-    openings = [o for o in dict.fromkeys(openings) if o]
-    if openings:
-        answer[STARTS_WITH] = openings
-    props = {"result": result, "answer": answer} if culprits else {"answer": answer, "result": result}
-    return _object({**props, "evidence": evidence}, ["answer", "result", "evidence"])
+def finish_input_schema(settings: EngineSettings, choices: Choices | None = None) -> dict:
+    """The claim (agent/claim.py) over the facts shown so far; without choices (a schema shown in
+    tests and decoder comparisons), over a few placeholder ids."""
+    choices = choices or Choices(("F1", "F2", "F3"), ())
+    return claim_schema(choices, answer_max=settings.answer_max_chars, value_max=settings.result_max_chars)
 
 
 def ask_input_schema(settings: EngineSettings) -> dict:
@@ -135,8 +92,7 @@ def _step_object(settings: EngineSettings, action: str, action_input: dict) -> d
 
 def action_input_schemas(
     specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True,
-    finish: bool = True, exclude: Iterable[str] = (), culprits: Iterable[str] = (),
-    openings: Iterable[str] = (),
+    finish: bool = True, exclude: Iterable[str] = (), choices: Choices | None = None,
 ) -> dict[str, dict]:
     """action name -> schema of its action_input, in prompt order (tools, then finish, ask_user)."""
     schemas: dict[str, dict] = {}
@@ -146,7 +102,7 @@ def action_input_schemas(
             if spec.name not in excluded:
                 schemas[spec.name] = _tool_parameters(spec)
     if finish or not schemas:
-        schemas[FINISH] = finish_input_schema(settings, culprits, openings)
+        schemas[FINISH] = finish_input_schema(settings, choices)
     if ask:
         schemas[ASK_USER] = ask_input_schema(settings)
     return schemas
@@ -154,8 +110,7 @@ def action_input_schemas(
 
 def step_schema(
     specs: Iterable[ToolSpec], settings: EngineSettings, *, tools: bool = True, ask: bool = True,
-    finish: bool = True, exclude: Iterable[str] = (), culprits: Iterable[str] = (),
-    openings: Iterable[str] = (),
+    finish: bool = True, exclude: Iterable[str] = (), choices: Choices | None = None,
 ) -> dict:
     """The JSON schema of one step. tools=False leaves only `finish` (the last step, or a forced
     answer); ask=False removes `ask_user` (nobody can answer); finish=False leaves `finish` out
@@ -164,8 +119,7 @@ def step_schema(
     options = [
         _step_object(settings, name, schema)
         for name, schema in action_input_schemas(specs, settings, tools=tools, ask=ask, finish=finish,
-                                                 exclude=exclude, culprits=culprits,
-                                                 openings=openings).items()
+                                                 exclude=exclude, choices=choices).items()
     ]
     return options[0] if len(options) == 1 else {"anyOf": options}
 
@@ -247,7 +201,9 @@ def every_schema(specs: Iterable[ToolSpec], settings: EngineSettings) -> dict[st
     cases = {"step": step_schema(specs, settings), "reflection": reflection_schema(settings)}
     for name, input_schema in action_input_schemas(specs, settings).items():
         cases[name] = _step_object(settings, name, input_schema)
-    cases["finish-settled"] = _step_object(settings, FINISH, finish_input_schema(settings, ("worker-7d9f", "/mnt/x")))
+    narrowed = Choices(("F1", "F2", "F3", "F4"), ("worker-7d9f (pid 4711)", "/mnt/x"),
+                       Narrowing(frozenset({"no_problem"}), frozenset({"/mnt/x"}), ("F2", "F4")))
+    cases["finish-settled"] = _step_object(settings, FINISH, finish_input_schema(settings, narrowed))
     return cases
 
 
@@ -278,17 +234,11 @@ def parse_step(text: str) -> Step:
     return Step(thought=str(thought), action=action, action_input=action_input)
 
 
-def check_reserved(step: Step, settings: EngineSettings, culprits: Iterable[str] = ()) -> str | None:
-    """None when a finish/ask_user step's input fits its schema, else the problem. culprits: those
-    the checks settled for this step's grammar; one may be longer than a free culprit field (a path
-    a verdict names), and naming it is no overflow."""
+def check_reserved(step: Step, settings: EngineSettings, choices: Choices | None = None) -> str | None:
+    """None when a finish/ask_user step's input fits its schema (a claim over the facts offered to
+    this step), else the problem."""
     if step.action == FINISH:
-        schema = finish_input_schema(settings)
-        longest = max((len(c) for c in culprits), default=0)
-        if longest > settings.result_max_chars:
-            culprit = schema["properties"]["result"]["properties"]["culprit"]
-            culprit["maxLength"] = longest
-        return validate(dict(step.action_input), schema)
+        return validate(dict(step.action_input), finish_input_schema(settings, choices))
     if step.action == ASK_USER:
         return validate(dict(step.action_input), ask_input_schema(settings))
     return None

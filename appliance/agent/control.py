@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from appliance.agent.claim import Narrowing
 from appliance.agent.settings import EngineSettings
 from appliance.tools.base import DENIED, EMPTY, ERROR, INVALID, PARTIAL, TIMEOUT
 
@@ -34,8 +35,7 @@ class Grammar:
     ask: bool
     finish: bool
     exclude: frozenset[str]
-    culprits: tuple[str, ...] = ()  # what the checks settled: the finish's culprit must be one of them
-    openings: tuple[str, ...] = ()  # ... and the texts its answer must begin with
+    narrowing: Narrowing = field(default_factory=Narrowing)  # what a retried claim may still choose
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,7 @@ class LoopControl:
     no_new: int = 0
     limit_reflected: bool = False
     repeated_at: dict[str, int] = field(default_factory=dict)
-    settled: tuple[str, ...] = ()
-    openings: tuple[str, ...] = ()
+    narrowing: Narrowing = field(default_factory=Narrowing)
     rejected_at: int | None = None
     invalid_at: int | None = None  # the last step whose output was refused as invalid
 
@@ -85,8 +84,7 @@ class LoopControl:
             ask=self.can_ask and not last,
             finish=self.looked or self.finish_early,
             exclude=frozenset(self.excluded(step)),
-            culprits=self.settled,
-            openings=self.openings,
+            narrowing=self.narrowing,
         )
 
     def excluded(self, step: int) -> set[str]:
@@ -94,10 +92,10 @@ class LoopControl:
         return {name for name, at in self.repeated_at.items() if step - at <= EXCLUDE_STEPS}
 
     def samples(self, step: int) -> bool:
-        """The step right after a rejection that settled no opening, and the one right after an
-        invalid output, are sampled, not greedy: from nearly the same context, greedy decoding
-        writes the refused output again word for word."""
-        after_rejection = self.rejected_at is not None and step == self.rejected_at + 1 and not self.openings
+        """The step right after a rejection, and the one right after an invalid output, are
+        sampled, not greedy: from nearly the same context, greedy decoding writes the refused
+        output again word for word."""
+        after_rejection = self.rejected_at is not None and step == self.rejected_at + 1
         return after_rejection or (self.invalid_at is not None and step == self.invalid_at + 1)
 
     def steps_left(self, step: int) -> int:
@@ -112,23 +110,11 @@ class LoopControl:
         return not (step >= self.settings.max_steps or self.forced
                     or self.rejections >= self.settings.answer_rejections)
 
-    def rejected(self, settled: tuple[str, ...] = (), openings: tuple[str, ...] = (), *,
-                 step: int | None = None) -> None:
-        """One more rejection; `settled`: the culprits the checks found that the answer missed,
-        which the next finish must choose from; `openings`: what its answer must begin with."""
+    def rejected(self, narrowing: Narrowing = Narrowing(), *, step: int | None = None) -> None:
+        """One more rejection; what the next finish may still choose narrows by `narrowing`."""
         self.rejections += 1
         self.rejected_at = step
-        self.steered(settled, openings)
-
-    def needs_last_steer(self, step: int) -> bool:
-        """A step that may only finish, with nothing a refusal settled: it is steered like a retry."""
-        return self.is_last(step) and not self.openings and not self.settled
-
-    def steered(self, settled: tuple[str, ...], openings: tuple[str, ...]) -> None:
-        """The culprits the next finish must choose from and the texts its answer must begin with
-        (a rejection's, or the last step's: no rejection is counted then)."""
-        self.settled = tuple(settled)
-        self.openings = tuple(openings)
+        self.narrowing = self.narrowing.merged(narrowing)
 
     # -- after an observation ---------------------------------------------------------------------
 

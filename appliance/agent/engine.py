@@ -35,6 +35,7 @@ from appliance.agent.question.classify import read_by_model
 from appliance.agent.question.question import Question, read_question
 from appliance.agent.control import LoopControl
 from appliance.agent.evidence import EvidenceSource, MachineEvidence, NoEvidence
+from appliance.agent.facts import FactBook
 from appliance.agent.finishing import Finisher
 from appliance.agent.first_step import FirstEvidence, Snapshot
 from appliance.agent.model_call import ModelCaller
@@ -157,7 +158,7 @@ class _Run:
         self.started = engine.clock()
         self.caller = ModelCaller(self.model, self.s, self.run_id, cancel, engine.clock, self.started)
         self.transcript = Transcript(self.model, self.s.compact_at)
-        self.memory = RunMemory()
+        self.memory = RunMemory(facts=FactBook(engine.self_pids))
         self.tool_seconds = 0.0
         self.steps = 0
         self.ctl = LoopControl(self.s, can_ask=self.can_ask,
@@ -297,13 +298,9 @@ class _Run:
     def _step(self, step: int) -> Generator[ev.Event, None, bool]:
         """One step: the model's reply, its action, the observation, maybe a reflection. True when
         the run has its final answer."""
-        if self.ctl.needs_last_steer(step):
-            steering = self.finisher.steer_last()
-            self.ctl.steered(steering.culprits, steering.openings)
         grammar = self.ctl.grammar(step)
         schema = step_schema(self.registry.specs, self.s, tools=grammar.tools, ask=grammar.ask,
-                             finish=grammar.finish, exclude=grammar.exclude, culprits=grammar.culprits,
-                             openings=grammar.openings)
+                             finish=grammar.finish, exclude=grammar.exclude, choices=self.finisher.choices(step))
         heat = self.s.retry_temperature if self.ctl.samples(step) else None
         gen = yield from self._generate(step, schema, reply_budget(schema, self.s.max_tokens), "step", heat)
         self.transcript.add("assistant", gen.text)
@@ -379,6 +376,7 @@ class _Run:
         status, body = render_result({"status": OK, "data": str(reply), "error": None},
                                      self.s.observation_token_budget)
         new_info = self.memory.remember_body(step, "person", body)
+        body = self.memory.facts.number_body("person", body, status)
         return Outcome(status, body, "person", new_info=new_info, evaluation="the person answered")
 
     def _reflect(self, step: int, outcome: Outcome, notes: list[str], steps_left: int,

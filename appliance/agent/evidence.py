@@ -11,40 +11,37 @@ redactor apply as to any tool call).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from appliance.agent.question.question import Question, as_question, named_paths, named_ports
 from appliance.agent.early import Early
 from appliance.agent.kind_looks import kind_looks
+from appliance.agent.machine_names import machine_names
+from appliance.agent.mention_looks import profile_calls
+from appliance.agent.place_looks import (LOGS, Look, folder_verdicts, is_storage_question, place_topics, place_verdicts,
+                                         plan_look)
 from appliance.agent.space_looks import space_call, space_looks
 from appliance.agent.current_problems import with_current_problems
 from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
-from appliance.analyzers.app_folder import app_folder_findings, folder_logs
+from appliance.analyzers.app_folder import folder_logs
 from appliance.analyzers.base import Analyzer
-from appliance.analyzers.config_file import FAMILY as CONFIG
-from appliance.analyzers.config_file import config_findings, is_config_path
-from appliance.analyzers.dependencies import log_findings
-from appliance.analyzers.folder_sizes import FAMILY as FOLDER
-from appliance.analyzers.folder_sizes import folder_finding
 from appliance.analyzers.host_pins import FAMILY as NAMES
 from appliance.analyzers.host_pins import host_names, pin_findings
-from appliance.analyzers.named_path import COUNTS, GROWTH, HOLDERS, LOOKUP, mounts_in_the_way, path_findings
+from appliance.analyzers.named_path import mounts_in_the_way, path_findings
 from appliance.analyzers.network import port_finding
 from appliance.analyzers.reach import ANALYZER as REACH
 from appliance.analyzers.reach import reach_finding
-from appliance.analyzers.storage import fullest_mount, place_findings
+from appliance.analyzers.storage import fullest_mount
 from appliance.tools.base import Registry
-from appliance.tools.logs import LOG_FOLDER, LOG_NAME, is_log_path
 from appliance.tools.paths import PathPolicy
 
 # Families whose verdicts answer "is this machine healthy?" when a question names no topic.
 GENERAL_FAMILIES = ("cpu", "memory", "filesystem_full")
 # Families about a place's storage: a folder a question about them names is measured, not read.
-LOGS = "log_errors"
-STORAGE_FAMILIES = frozenset({"filesystem_full", "inodes", "deleted_open", "readonly_fs", "disk_io", FOLDER})
 MAX_SHOWN = 8
 LISTENING = "listening"
 PORT_NAMED = re.compile(r"\bports?\s+(\d{1,5})\b", re.I)
@@ -65,16 +62,6 @@ PREFETCH_MAX_AGE = 30.0
 
 
 @dataclass(frozen=True)
-class Look:
-    """One place the question names, looked at with one tool before the first step."""
-
-    path: str
-    tool: str
-    arguments: dict
-    result: dict  # the tool's {status, data, error}
-
-
-@dataclass(frozen=True)
 class Evidence:
     """findings: every verdict of the check; topics: the families the question is about;
     looks: the places the question names, looked at; measured: the readings that answer its kind
@@ -85,6 +72,7 @@ class Evidence:
     looks: tuple[Look, ...] = ()
     places: tuple[Finding, ...] = ()  # the verdicts of the filesystems holding the places named
     measured: tuple[Look, ...] = ()
+    named: tuple[str, ...] = ()  # the things the question names that this machine has (agent/machine_names.py)
 
     def shown(self) -> list[Finding]:
         """What the model is shown, problems first (a small model reads the first lines): those at
@@ -185,86 +173,9 @@ def reach_verdicts_for(question: "Question | str", topics: Sequence[str], readin
     return [reach_finding(port, readings, proto=proto) for port in named_ports(question)]
 
 
-def is_storage_question(topics: Sequence[str]) -> bool:
-    """The question is about a place's storage (space, inodes, writability, I/O), so a named
-    folder is measured, not read as an application's folder."""
-    return any(t in STORAGE_FAMILIES for t in topics)
-
-
-def place_verdicts(path: str, readings: Readings, *, storage: bool = False) -> list[Finding]:
-    """The verdicts on one place a question names: its filesystem's (space, inodes, read-only),
-    and by what it is, a log's error summary (with what its errors point at), a configuration
-    file's settings, or for a folder in a question not about storage (`storage` False), its
-    logs' and configuration's. Nothing for a path that does not exist."""
-    expanded = os.path.expanduser(path)
-    if not os.path.exists(expanded):
-        return []
-    found = place_findings(path, readings)
-    if is_log_path(path):
-        found += log_findings(expanded, readings)
-    elif os.path.isfile(expanded) and is_config_path(expanded):
-        found += config_findings(expanded, readings)
-    elif os.path.isdir(expanded) and not storage:
-        found += [f for f in app_folder_findings(expanded, readings) if f not in found]
-    return found
-
-
-def folder_verdicts(looks: Sequence[Look]) -> list[Finding]:
-    """The verdict on each named folder a look measured: does one entry take most of its space?"""
-    measured = [look.result.get("data") or {} for look in looks
-                if look.tool == "dir_sizes" and look.result.get("status") == "ok"]
-    return [f for f in (folder_finding(data) for data in measured) if f is not None]
-
-
-# The verdicts a named path gets only when the words ask for them (analyzers.named_path): who holds
-# it, its lookup (missing, a dangling link, closed to a reader), how many entries, whether it grows.
-PATH_ASK_FAMILIES = frozenset({HOLDERS, LOOKUP, COUNTS, GROWTH})
-
-
-def place_topics(topics: tuple[str, ...], places: Sequence[Finding], named: Sequence[str] = ()) -> tuple[str, ...]:
-    """The question's families with those of what it names: a configuration file it names is what
-    the question is about (first); a named folder's ranking comes just before the space families
-    (a space question about a folder asks which entry fills it), else after them; the logs of an
-    application's folder come after the question's own families.
-    named: the places the question names, resolved (a configuration file judged inside a named
-    folder is not a named one)."""
-    families = {f.family for f in places}
-    # what the words asked of a named path (who holds it, its lookup, its growth …) comes first:
-    # "what keeps /mnt/x busy?" is no space question, "is /x ballooning?" no memory question
-    path_asked = tuple(dict.fromkeys(f.family for f in places if f.family in PATH_ASK_FAMILIES))
-    topics = path_asked + tuple(t for t in topics if t not in path_asked)
-    if any(f.family == CONFIG and f.path in named for f in places):
-        topics = (CONFIG,) + tuple(t for t in topics if t != CONFIG)
-    if FOLDER in families and FOLDER not in topics:
-        at = topics.index("filesystem_full") if "filesystem_full" in topics else len(topics)
-        topics = topics[:at] + (FOLDER,) + topics[at:]
-    if LOGS in families and LOGS not in topics:
-        topics = topics + (LOGS,)
-    return topics
-
-
-def plan_look(path: str, listing: dict | None, inner_logs: Sequence[str] = (), *,
-              storage: bool = False) -> list[tuple[str, dict]]:
-    """The tool calls that look at `path`: a log → read_log; another file → read_file; a folder
-    of logs → read_log of its newest logs; an application's folder (logs below it, `inner_logs`)
-    → read_log of those; another folder, and any folder in a question about storage (`storage`)
-    → dir_sizes (its largest entries).
-    listing: list_dir's data for a folder (None for a file or a missing path)."""
-    if listing is not None and storage:
-        return [("dir_sizes", {"path": path, "depth": 1, "top": 8})]
-    if listing is None:
-        if is_log_path(path):
-            return [("read_log", {"path": path, "lines": 12})]
-        return [("read_file", {"path": path, "max_bytes": 1200})]
-    files = [e for e in listing.get("entries", []) if e.get("type") == "file" and not e.get("off_limits")]
-    logs = [e for e in files if LOG_NAME.search(e["name"])] or (files if LOG_FOLDER.search(path) else [])
-    if logs:
-        newest = sorted(logs, key=lambda e: e.get("modified") or "", reverse=True)[:2]
-        base = listing.get("path") or path
-        return [("read_log", {"path": os.path.join(base, e["name"]), "lines": 12}) for e in newest]
-    if inner_logs:
-        return [("read_log", {"path": log, "lines": 12}) for log in inner_logs]
-    return [("dir_sizes", {"path": path, "depth": 1, "top": 8})]
+def named_things_of(question: Question) -> list[str]:
+    """The names a question gives (its reader's) and the words of it this machine knows as names."""
+    return list(dict.fromkeys([*question.names, *machine_names(question.text)]))
 
 
 ReadingsFactory = Callable[[frozenset[int]], Readings]
@@ -330,7 +241,7 @@ class MachineEvidence:
         question = as_question(question)
         return (self._topics(question), question.paths, question.ports,
                 port_asking(question) if question.ports else (), space_looks(question),
-                tuple(tool for tool, _ in kind_looks(question)))
+                tuple(tool for tool, _ in kind_looks(question)), question.pids, tuple(named_things_of(question)))
 
     def _topics(self, question: Question) -> tuple[str, ...]:
         """The question's families among those this source checks."""
@@ -362,8 +273,21 @@ class MachineEvidence:
             places.extend(f for f in folder_verdicts(looks) if f not in places)
         named = [os.path.realpath(os.path.expanduser(p)) for p in named_paths(question)]
         topics = place_topics(topics, places, named)
+        named = named_things_of(question)
+        looks += tuple(self._profiles(question, named, looks))
         return Evidence(tuple(findings) + tuple(places), with_current_problems(question, topics, findings, places),
-                        looks, tuple(places), self._measured(question))
+                        looks, tuple(places), self._measured(question), tuple(named))
+
+    def _profiles(self, question: Question, named: Sequence[str], looks: Sequence[Look]) -> list[Look]:
+        """A profile of each pid and name the question mentions (and of each path, where a profile
+        tool exists), before the first step: the model answers about the thing itself."""
+        paths = [p for p in named_paths(question) if self.registry.get("inspect_path") is not None]
+        done = {(look.tool, json.dumps(look.arguments, sort_keys=True)) for look in looks}
+        found = []
+        for mention, tool, args in profile_calls(paths, question.pids, (), named, self.registry.specs):
+            if (tool, json.dumps(args, sort_keys=True)) not in done:
+                found.append(Look(mention, tool, args, self.registry.call(tool, args)))
+        return found
 
     def _measured(self, question: Question) -> tuple[Look, ...]:
         return tuple(Look("this machine", tool, args, self.registry.call(tool, args))

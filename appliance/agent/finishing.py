@@ -1,62 +1,59 @@
-"""The finish path: a final answer judged, then accepted, sent back once, or replaced by the evidence.
+"""The finish path: a claim judged by the general checks, then accepted, sent back, or — when its
+retries are spent — answered plainly as not settled, with what was found.
 
-Why a misfit is never passed on as is: a small model's answer may name facts no observation shows
-or copy the engine's own words; it gets one more step with a message that says what was wrong, and
-after that the engine answers from the evidence itself, marked forced (docs/engine.md, "One
-step", 4. Finish).
+Why the model's sentence is never rewritten: a sentence cut, prefixed or forced to begin with a
+verdict's words is no longer the model's conclusion and often no longer true. A claim that fails a
+check goes back with one line of why and narrower choices (agent/claim_checks.py); the model writes
+its own sentence again.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Callable, Generator, Iterator, Sequence
 
 from appliance.agent import events as ev
-from appliance.agent.answer.assemble import assemble
-from appliance.agent.answer.misfit import LACKS_FACT, Misfit
-from appliance.agent.question.question import Asks, Question, Resource
 from appliance.agent.actions import FINISH, Step, check_reserved
-from appliance.agent.answer.fit import log_error_lines, names_entity
-from appliance.agent.answer.agreement import check_agreement, names_self, wrong_place
-from appliance.agent.answer.checks import Verdict, normalized, unobserved_path
+from appliance.agent.claim import Choices, Claim
+from appliance.agent.claim_checks import Retry, Situation, error_line, judge, mentioned
 from appliance.agent.control import LoopControl
-from appliance.agent.answer.rules import AnswerContext, judge_answer
+from appliance.agent.facts import Fact
+from appliance.agent.mention_looks import mention_call
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import Outcome
-from appliance.agent.prompt import kind_call
-from appliance.agent.answer.ports import unasked_port
-from appliance.agent.answer.shares import share_misfit
-from appliance.agent.rejection import rejection_message
+from appliance.agent.question.question import Question
 from appliance.agent.run_memory import RunMemory
 from appliance.agent.settings import EngineSettings
-from appliance.agent.answer.steer import (NO_PROBLEM, Steer, backed_no, kept_after_opening, steer, steer_last,
-                                      without_unasked_which)
 from appliance.llm.base import GenerationStats
-from appliance.tools.base import INVALID, OK, ToolSpec
+from appliance.tools.base import EMPTY, INVALID, OK, PARTIAL, ToolSpec
+
+NOT_SETTLED = "I could not settle this question from what this machine shows."
+MAX_EVIDENCE = 3
 
 
-
-CUT = "…"
-# How a retry is told of the reading run for it: the engine's words, never part of an answer.
-RECOVERED = "for the fact the answer lacked"
+LONG = 160
 
 
-def without_cut_word(parsed: Step, max_chars: int) -> Step:
-    """An answer the grammar cut at its length bound ends in a word the model did not finish (a
-    path cut to "/data/exports/da"): that word is not a claim, so it goes before the answer is
-    judged or shown, and the answer ends with "…"."""
-    answer = str(parsed.action_input.get("answer", ""))
-    if len(answer) < max_chars or " " not in answer.strip():
-        return parsed
-    kept = answer[:answer.rstrip().rfind(" ")].rstrip(" ,;:'\"(") + CUT
-    return replace(parsed, action_input={**parsed.action_input, "answer": kept})
+def evidence_of(facts: Sequence[Fact], value: str = "") -> tuple[str, ...]:
+    """What the person reads under the answer: the cited facts, in plain words; of a long reading,
+    its subject and the parts that hold the value the answer gives."""
+    return tuple(dict.fromkeys(_focused(f.plain, value) for f in facts if f.plain and not f.own))[:MAX_EVIDENCE]
+
+
+def _focused(plain: str, value: str) -> str:
+    if len(plain) <= LONG:
+        return plain
+    head, _, rest = plain.partition(": ") if ": " in plain[:60] else ("", "", plain)
+    parts = [p for p in rest.split(", ") if value and mentioned(value, p)]
+    if parts:
+        return (f"{head}: " if head else "") + ", ".join(parts)
+    return plain[:LONG - 1].rsplit(" ", 1)[0] + " …"
 
 
 @dataclass
 class Finisher:
-    """Judges one run's finishes against what the run has seen; `answer` is the final answer once
-    there is one (the model's, accepted, or the engine's own, forced)."""
+    """Judges one run's finishes; `answer` is the final answer once there is one."""
 
     run_id: str
     question: Question
@@ -65,175 +62,106 @@ class Finisher:
     memory: RunMemory
     self_pids: frozenset[int]
     answer: ev.FinalAnswer | None = None
-    run_tool: Callable[[int, str, dict], Outcome] | None = None  # runs a tool for a retry that lacked a fact
-    specs: Sequence[ToolSpec] = ()  # the tools the run has (the kind's tool is one of them)
+    run_tool: Callable[[int, str, dict], Outcome] | None = None  # runs a tool a retry lacks
+    specs: Sequence[ToolSpec] = ()
+    last_claim: Claim | None = field(default=None)
+
+    def situation(self) -> Situation:
+        q = self.question
+        mentions = tuple(dict.fromkeys([*mentions_of(q), *self.memory.evidence.named]))
+        return Situation(asks=q.asks, families=tuple(self.memory.evidence.topics), mentions=mentions,
+                         question_text=q.text, book=self.memory.facts, tools_worked=self.ctl.tools_worked,
+                         retries=self.ctl.rejections, asks_known=q.sure or q.source == "model",
+                         call_for=lambda m: mention_call(m, self.specs, self.memory.calls.tools))
+
+    def choices(self, step: int) -> Choices:
+        """What this step's finish may choose: the facts shown so far, the things they name, and
+        the narrowing of the retries before it."""
+        book = self.memory.facts
+        return Choices(tuple(book.ids), tuple(book.subjects()), self.ctl.grammar(step).narrowing)
 
     def finish(self, step: int, parsed: Step, stats: GenerationStats) -> Generator[ev.Event, None, Outcome | None]:
-        """Judge a finish: None when the run ended (accepted, or replaced by the engine's own
-        answer), else the outcome that sends it back to the model."""
-        problem = check_reserved(parsed, self.settings, self.ctl.grammar(step).culprits)
+        """Judge a finish: None when the run ended, else the outcome that sends it back."""
+        problem = check_reserved(parsed, self.settings, self.choices(step))
         if problem is not None:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
-        parsed = without_cut_word(parsed, self.settings.answer_max_chars)
-        said = str(parsed.action_input.get("answer", ""))
-        cleared = kept_after_opening(said, self.ctl.openings, self.memory.copy_guard, self._refused_alone,
-                                     lambda text: names_entity(text, self.memory.bodies))
-        parsed = replace(parsed, action_input={**parsed.action_input, "answer": cleared})
-        action_input = parsed.action_input
-        answer, result = cleared, dict(action_input.get("result") or {})
-        stale = self._stale_fields(answer, result)
-        cut = ("the answer's words after the opening",) if cleared != said else ()
-        verdict = self._judge(answer, {k: v for k, v in result.items() if k not in stale})
-        verdict = replace(verdict, dropped=stale + cut + verdict.dropped)
-        misfit = verdict.misfit
-        may_retry = self.ctl.may_retry(step)
-        if misfit is not None and not may_retry and (verdict.invented or verdict.copied):
-            yield from self._replace_invented(step, parsed, stats, misfit)
+        claim = Claim.from_input(parsed.action_input)
+        self.last_claim = claim
+        retry = judge(claim, self.situation())
+        if retry is None:
+            yield from self._accept(step, parsed, claim, stats, "answer accepted")
             return None
-        if misfit is None or not may_retry:
-            evaluation = self._accepted(verdict)
-            if misfit is None:
-                parsed, evaluation = self._with_backing(parsed, evaluation)
-            yield from self._accept(step, parsed, verdict.result, stats, evaluation, forced=self.ctl.forced)
+        if not self.ctl.may_retry(step):
+            yield from self._not_settled(step, parsed, claim, stats, retry)
             return None
-        return (yield from self._send_back(step, misfit, action_input))
+        return (yield from self._send_back(step, retry))
 
-    def _accepted(self, verdict: Verdict) -> str:
-        """The accepted answer's evaluation: checked or not, steered or not, fields dropped."""
-        problem = verdict.problem
-        evaluation = "answer accepted" if problem is None else f"answer accepted unchecked: {problem}"
-        if self.ctl.openings:
-            evaluation += f" (steered: it had to begin with one of {list(self.ctl.openings)})"
-        if verdict.dropped:
-            evaluation += (" (dropped result fields that are unbacked or contradict the answer: "
-                           f"{', '.join(verdict.dropped)})")
-        return evaluation
+    def _send_back(self, step: int, retry: Retry) -> Generator[ev.Event, None, Outcome]:
+        """The claim goes back: the reason, the narrowed choices, and the reading a tool gives for
+        the fact it lacked, numbered like every other."""
+        self.ctl.rejected(replace(retry.narrowing, since=len(self.memory.facts.facts)), step=step)
+        yield ev.AnswerRejected(self.run_id, step, retry.reason)
+        message = f"Your answer was not accepted: {retry.reason} Use finish again."
+        ran = ""
+        if retry.run is not None and self.run_tool is not None:
+            outcome = self.run_tool(step, *retry.run)
+            if outcome.status in (OK, EMPTY, PARTIAL):
+                ran = f" (ran {retry.run[0]})"
+                message += f"\nThe appliance ran {retry.run[0]} for it:\n{outcome.body}"
+        return Outcome("rejected", message, "answer_check", evaluation=f"answer rejected ({retry.check}): "
+                                                                       f"{retry.reason}{ran}")
 
-    def _with_backing(self, parsed: Step, evaluation: str) -> tuple[Step, str]:
-        """An accepted denial to a yes/no question, begun with the verdict that backs it (`backed_no`)."""
-        answer = str(parsed.action_input.get("answer", ""))
-        backed = backed_no(self.question, answer, self.memory.evidence)
-        if backed != answer:
-            evaluation += " (the checks' verdict put before the model's denial)"
-        trimmed = without_unasked_which(self.question, backed, self.memory.evidence)
-        if trimmed != backed:
-            evaluation += " (the sentences naming the top of an ok ranking after the no left out)"
-        if trimmed == answer:
-            return parsed, evaluation
-        return replace(parsed, action_input={**parsed.action_input, "answer": trimmed}), evaluation
-
-    def _send_back(self, step: int, misfit: Misfit,
-                   action_input: Mapping[str, Any]) -> Generator[ev.Event, None, Outcome]:
-        """The refusal of a finish with its retry left: what the retry must name and begin with,
-        and, when the answer lacked a fact that a tool of the question's kind shows, that tool's
-        reading (recovery by a tool: told only "not in any observation", a small model repeats itself)."""
-        answer = str(action_input.get("answer", ""))
-        steering = self._steer(misfit, answer, action_input.get("result") or {})
-        self.ctl.rejected(steering.culprits, steering.openings, step=step)
-        yield ev.AnswerRejected(self.run_id, step, misfit.reason)
-        message = rejection_message(misfit.reason, self.memory.evidence_lines(), steering.openings)
-        recovered = self._recover(step, misfit)
-        if recovered is not None:
-            ran = f"The appliance ran {recovered.source} {RECOVERED}"
-            message += f"\n{ran}:\n{recovered.text}"
-            self.memory.copy_guard.append(ran)
-        self.memory.rejected_answers.append(normalized(answer))
-        self.memory.copy_guard.append(rejection_message(misfit.own_words))  # its words, not the evidence it quotes
-        evaluation = f"answer rejected: {misfit.reason}" + (f" (ran {recovered.source})" if recovered else "")
-        return Outcome("rejected", message, "answer_check", evaluation=evaluation)
-
-    def _recover(self, step: int, misfit: Misfit) -> Outcome | None:
-        """The tool of the question's kind (prompt.KIND_TOOLS) the run has not called yet, run now,
-        when the answer lacked a fact; None when there is none to run."""
-        if misfit.kind not in LACKS_FACT or self.run_tool is None:
-            return None
-        measured = [look.tool for look in self.memory.evidence.measured]
-        call = kind_call(self.question, self.specs, [*self.memory.calls.tools, *measured])
-        if call is None:
-            return None
-        outcome = self.run_tool(step, *call)
-        return outcome if outcome.status in (OK, "empty", "partial") else None
-
-    def _refused_alone(self, text: str) -> bool:
-        """A piece of an answer that would be refused again on its own: it claims a fault of a
-        family whose verdicts all found none, blames the appliance, gives the share of another
-        filesystem than the one holding the place asked about, denies something at a port the
-        question never named, states a share no observation shows, or names a path none shows."""
-        evidence = self.memory.evidence
-        return (unobserved_path(text, "\n".join(self.memory.bodies).lower()) is not None
-                or check_agreement(text, {}, evidence.findings, ()) is not None
-                or names_self(text, {}, self.self_pids, (), self.memory.bodies) is not None
-                or wrong_place(text, {}, evidence.places, evidence.findings) is not None
-                or unasked_port(text, evidence.answerable_ports(self.question)) is not None
-                or share_misfit(text, self.question.text, self.memory.bodies, evidence.findings) is not None)
-
-    def _stale_fields(self, answer: str, result: Mapping[str, Any]) -> tuple[str, ...]:
-        """A retry steered to "No problem found: <verdict>" rests on that verdict; the result
-        fields it carries are the refused answer's, written before the refusal (its culprit, the
-        share of another place), and go."""
-        steered_clear = bool(self.ctl.openings) and all(o.startswith(NO_PROBLEM) for o in self.ctl.openings)
-        return tuple(result) if steered_clear and answer.startswith(NO_PROBLEM) else ()
-
-    def _judge(self, answer: str, result: Mapping[str, Any]) -> Verdict:
-        """The answer judged against the run so far."""
-        m = self.memory
-        ctx = AnswerContext(
-            question=self.question, evidence=m.evidence, bodies=m.bodies, log_bodies=self._log_bodies(),
-            self_pids=self.self_pids, tools_worked=self.ctl.tools_worked,
-            looked=self.ctl.looked or self.ctl.finish_early, copy_guard=m.copy_guard,
-            rejected=m.rejected_answers)
-        return judge_answer(answer, result, ctx)
-
-    def steer_last(self) -> Steer:
-        """What a finish-only step must begin with, when no refusal settled it (`steering.steer_last`)."""
-        return steer_last(self.question, self.memory.evidence, self.memory.bodies,
-                          log_errors=log_error_lines(self._log_bodies()))
-
-    def _steer(self, misfit: Misfit, answer: str, result: Mapping[str, Any]) -> Steer:
-        """What the retry of a refused answer must name and begin with."""
-        return steer(misfit, self.question, self.memory.evidence, self.memory.bodies,
-                     log_errors=log_error_lines(self._log_bodies()), answer=answer, result=result)
-
-    def _log_bodies(self) -> list[str]:
-        """The observations that read a log the question is about (a why answer quotes their cause)."""
-        q = self.question
-        if not (q.paths or q.failure or q.resource is Resource.LOGS or q.asks is Asks.LOG_CAUSE):
-            return []
-        return list(self.memory.log_bodies)
-
-    def _accept(self, step: int, parsed: Step, result: Mapping[str, Any], stats: GenerationStats,
-                evaluation: str, *, forced: bool) -> Iterator[ev.Event]:
-        data = parsed.action_input
-        result = {k: v for k, v in dict(result).items() if v not in (None, "")}
-        answer = ev.FinalAnswer(self.run_id, step, str(data.get("answer", "")).strip(), result,
-                                tuple(str(x) for x in data.get("evidence") or ()), forced=forced)
-        self.answer = answer
-        yield answer
-        text = wrap(FINISH, OK, answer.answer)
-        yield ev.StepRecorded(
-            run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
-            action_input=dict(data), observation_status=OK, observation=text,
-            observation_summary=summarize(answer.answer), reflection=None,
-            evaluation=evaluation + (" (forced: no new information)" if forced else ""), stats=stats,
-            steered=bool(self.ctl.openings),
-        )
-
-    def _replace_invented(self, step: int, parsed: Step, stats: GenerationStats, misfit: Misfit) -> Iterator[ev.Event]:
-        """A final answer that still names facts no observation shows, after its one more step, is
-        not passed on: the engine answers from the evidence instead, marked forced."""
-        yield from self.forced_from_evidence("the model's answer did not match what this machine shows", step)
-        problem = misfit.reason
-        yield ev.StepRecorded(
-            run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
-            action_input=dict(parsed.action_input), observation_status="rejected",
-            observation=wrap("answer_check", "rejected", problem), observation_summary=summarize(problem),
-            reflection=None, evaluation=f"answer replaced by the evidence: {problem}", stats=stats,
-        )
-
-    def forced_from_evidence(self, reason: str, step: int) -> Iterator[ev.Event]:
-        """A final answer made by the engine, without the model, from what the checks found; marked
-        forced so nobody mistakes it for the model's conclusion (agent/answer/assemble.py)."""
-        assembled = assemble(self.question, self.memory.evidence, reason, self.memory.read)
-        self.answer = ev.FinalAnswer(self.run_id, step, assembled.text, assembled.result, assembled.evidence,
-                                     forced=True)
+    def _accept(self, step: int, parsed: Step, claim: Claim, stats: GenerationStats, evaluation: str) -> Iterator[ev.Event]:
+        cited = [f for f in (self.memory.facts.get(c) for c in claim.cites) if f is not None]
+        self.answer = ev.FinalAnswer(self.run_id, step, claim.answer, claim.result(), evidence_of(cited, claim.value),
+                                     forced=self.ctl.forced)
         yield self.answer
+        yield self._record(step, parsed, stats, OK, wrap(FINISH, OK, claim.answer),
+                           evaluation + (" (forced: no new information)" if self.ctl.forced else ""))
+
+    def _not_settled(self, step: int, parsed: Step, claim: Claim, stats: GenerationStats,
+                     retry: Retry) -> Iterator[ev.Event]:
+        """Retries spent: the person is told plainly that the question was not settled, and what was
+        found (the problems first, then what the claim cited)."""
+        yield from self.forced_from_evidence("", step, claim)
+        yield self._record(step, parsed, stats, "rejected", wrap("answer_check", "rejected", retry.reason),
+                           f"answer not settled ({retry.check}): {retry.reason}")
+
+    def _record(self, step: int, parsed: Step, stats: GenerationStats, status: str, text: str,
+                evaluation: str) -> ev.StepRecorded:
+        return ev.StepRecorded(
+            run_id=self.run_id, step=step, at=time.time(), thought=parsed.thought, action=FINISH,
+            action_input=dict(parsed.action_input), observation_status=status, observation=text,
+            observation_summary=summarize(text), reflection=None, evaluation=evaluation, stats=stats,
+            steered=bool(self.ctl.narrowing.first_cite or self.ctl.narrowing.drop_stances))
+
+    def forced_from_evidence(self, reason: str, step: int, claim: Claim | None = None) -> Iterator[ev.Event]:
+        """The engine's own answer, without the model: not settled (and why, when the run stopped:
+        `reason`, in plain words), then what the facts show."""
+        book = self.memory.facts
+        problems = [f for f in book.facts if f.is_problem and not f.past]
+        topics = set(self.memory.evidence.topics)
+        asked = [f for f in book.facts if f.source == "check" and f.family in topics]
+        claimed = [f for f in (book.get(c) for c in (claim or self.last_claim or Claim("", (), "")).cites) if f]
+        read = [f for f in book.facts if f.source not in ("check", "snapshot") and not f.own]
+        shown = list(dict.fromkeys(problems + asked + claimed)) or \
+            list(dict.fromkeys([f for f in read if error_line(f)] + read[-2:]))
+        evidence = evidence_of(shown)
+        head = NOT_SETTLED[:-1] + f" ({reason})." if reason else NOT_SETTLED
+        text = head + (" What it shows: " + " ".join(_sentence(e) for e in evidence) if evidence else "")
+        self.answer = ev.FinalAnswer(self.run_id, step, text, {"stance": "cannot_tell", "cites": [f.id for f in shown[:3]]},
+                                     evidence, forced=True)
+        yield self.answer
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def mentions_of(question: Question) -> tuple[str, ...]:
+    """What the question names exactly: paths, pids, ports and names, as written."""
+    return (*question.paths, *(str(p) for p in question.pids), *(str(p) for p in question.ports), *question.names)
+
+
+__all__ = ["Finisher", "NOT_SETTLED", "evidence_of", "mentions_of", "replace"]

@@ -17,6 +17,8 @@ from appliance.agent.evidence import EvidenceSource
 from appliance.agent.observe import summarize, wrap
 from appliance.agent.outcome import render_with_headline, render_tool_result
 from appliance.agent.run_memory import RunMemory, reads_log
+from appliance.agent.facts import Entity, FactBook
+from appliance.analyzers import ANALYZERS
 from appliance.analyzers.base import Finding
 from appliance.agent.settings import EngineSettings
 from appliance.errors import one_line
@@ -24,6 +26,7 @@ from appliance.tools.base import ERROR, OK, Registry
 from appliance.tools.procs import label_records
 
 Snapshot = Callable[[frozenset], Mapping[str, Any]]
+PAST_FAMILIES = frozenset(a.family for a in ANALYZERS if a.past)  # their verdicts are events, not states
 
 
 def findings_text(findings: Sequence[Finding]) -> str:
@@ -81,7 +84,7 @@ class FirstEvidence:
         evidence = peek(question, self.self_pids)
         if evidence is None or not evidence.findings:
             return None
-        memory = RunMemory()
+        memory = RunMemory(facts=FactBook(self.self_pids))
         memory.evidence = evidence
         return "\n".join(wrap(source, status, body) for status, source, body in self._parts_of(memory))
 
@@ -100,14 +103,16 @@ class FirstEvidence:
         if not memory.evidence.findings:
             # The verdicts carry what the snapshot shows (load, the busiest and biggest processes,
             # the fullest filesystem) and judge it; the snapshot is given only without them.
-            parts.insert(0, self._snapshot_part())
+            status, source, body = self._snapshot_part()
+            parts.insert(0, (status, source, memory.facts.number_body(source, body, status)))
         if shown:
-            parts.append((OK, "check", findings_text(shown)))
+            parts.append((OK, "check", memory.facts.number_findings(shown, PAST_FAMILIES)))
         for look in (*memory.evidence.looks, *memory.evidence.measured):
             status, body, _ = render_tool_result(look.result, self.self_pids, self.settings.observation_token_budget)
-            parts.append((status, look.tool, body))
             if reads_log(self.registry, look.tool):
                 memory.remember_log(status, body)
+            context = [Entity("path", look.path)] if look.path.startswith("/") else []
+            parts.append((status, look.tool, memory.facts.number_body(look.tool, body, status, context)))
         return parts
 
     def _snapshot_part(self) -> tuple[str, str, str]:

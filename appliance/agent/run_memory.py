@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from appliance.agent.calls import CallLog
 from appliance.agent.evidence import Evidence
+from appliance.agent.facts import FactBook
 from appliance.agent.observe import summarize
-from appliance.agent.prompt import EXAMPLE_TEXTS
 from appliance.tools.base import OK, PARTIAL, Registry
 
 
@@ -21,15 +21,14 @@ class RunMemory:
     """calls: every tool call and its latest observation; evidence: the verdicts and looks before
     the first step; bodies: every observation body (for the answer check); evidence_log: "step N
     tool: summary" lines (for rejections and forced answers); log_bodies: the observations that read
-    a log; copy_guard: texts an answer must not repeat; rejected_answers: the answers sent back."""
+    a log; facts: every line shown, numbered (what a claim cites)."""
 
     calls: CallLog = field(default_factory=CallLog)
+    facts: FactBook = field(default_factory=FactBook)
     evidence: Evidence = field(default_factory=Evidence)
     bodies: list[str] = field(default_factory=list)
     evidence_log: list[str] = field(default_factory=list)
     log_bodies: list[str] = field(default_factory=list)
-    copy_guard: list[str] = field(default_factory=lambda: list(EXAMPLE_TEXTS))
-    rejected_answers: list[str] = field(default_factory=list)
     read: list[str] = field(default_factory=list)  # what the steps' tools showed that was new, in short
 
     def remember_body(self, step: int, source: str, body: str) -> bool:
@@ -47,11 +46,6 @@ class RunMemory:
         quotes. A refusal or an error of the tool ("… is a binary file") is no line of the log."""
         if status in (OK, PARTIAL):
             self.log_bodies.append(body)
-
-    def evidence_lines(self) -> list[str]:
-        """The problem verdicts first, then what the steps showed: what a rejection quotes."""
-        problems = [f.line() for f in self.evidence.shown() if f.is_problem and f.family in self.evidence.topics]
-        return problems[:2] + self.evidence_log
 
 
 def reads_log(registry: Registry, tool: str) -> bool:

@@ -53,7 +53,7 @@ class EngineSettings:
     max_tokens: int = 320
     reflection_max_tokens: int = 160
     thought_max_chars: int = 160
-    answer_max_chars: int = 300
+    answer_max_chars: int = 240
     question_max_chars: int = 200
     evidence_max_items: int = 2
     evidence_max_chars: int = 100
@@ -64,7 +64,7 @@ class EngineSettings:
     repeat_reflect_at: int = 3
     reflection: bool = True
     allow_ask: bool = True
-    answer_rejections: int = 1
+    answer_rejections: int = 2
     compact_at: float = 0.8
     question_reader: str = "model"  # "model": the model labels the question (agent/question/classify.py); "words": the words alone
 

@@ -16,6 +16,7 @@ from typing import Callable
 from appliance.agent import events as ev
 from appliance.agent.calls import CachedObservation, call_key
 from appliance.agent.control import LoopControl
+from appliance.agent.facts import Entity
 from appliance.agent.observe import render_result, summarize
 from appliance.agent.outcome import REPEAT, Outcome, render_tool_result
 from appliance.agent.prompt import finish_nudge, repeat_note
@@ -56,7 +57,6 @@ class ToolCaller:
         cached = calls.fresh(key, spec.ttl if spec else 0, now)
         if cached is not None:
             note = repeat_note(cached.step)
-            self.memory.copy_guard.append(note)
             return Outcome(REPEAT, cached.body, action, [note], cached=True, repeats=count, repeat_of=cached.step,
                            evaluation=f"repeat of step {cached.step} (answered from memory)")
         started = time.perf_counter()
@@ -66,7 +66,6 @@ class ToolCaller:
         if status in (OK, EMPTY, PARTIAL):
             self.ctl.tools_worked = True
         new_info = self.memory.remember_body(step, action, body)
-        calls.remember(key, CachedObservation(step, now, status, body, summarize(body)))
         reads = reads_log(self.registry, action)
         if reads:
             self.memory.remember_log(status, body)
@@ -80,7 +79,8 @@ class ToolCaller:
             notes.append(finish_nudge("errors"))
         elif status == OK and ranked:
             notes.append(finish_nudge("ranked"))
-        self.memory.copy_guard.extend(notes)
+        body = self.memory.facts.number_body(action, body, status, context_of(action_input))
+        calls.remember(key, CachedObservation(step, now, status, body, summarize(body)))
         return Outcome(status, body, action, notes, tool_ms=tool_ms, new_info=new_info, evaluation=evaluation,
                        repeats=count if previous is not None else 0, repeat_of=previous.step if previous else None)
 
@@ -95,3 +95,22 @@ class ToolCaller:
             if self.cancel.is_set():
                 raise RunStop(ev.CANCELLED, "cancelled while a tool was running")
         return box[0] if box else {"status": ERROR, "data": None, "error": "the tool returned nothing"}
+
+
+# An argument that names what a whole reading is about: its lines are facts about that thing too.
+_CONTEXT_ARGS = (("pid", "process"), ("path", "path"), ("port", "port"), ("user", "user"), ("name", "process"),
+                 ("target", "process"), ("program", "program"))
+
+
+def context_of(arguments: dict) -> list[Entity]:
+    """The entities a call's arguments name (a pid, a path, a port, a user, a name)."""
+    found = []
+    for key, kind in _CONTEXT_ARGS:
+        value = arguments.get(key)
+        if value in (None, ""):
+            continue
+        if kind == "process" and str(value).isdigit():
+            found.append(Entity("process", "", int(value)))
+        else:
+            found.append(Entity(kind, str(value)))
+    return found

@@ -214,12 +214,12 @@ class LivePrinter:
         elif isinstance(event, ev.AskedUser):
             self._print(f"  asks you: {event.question}")
         elif isinstance(event, ev.FinalAnswer):
-            marker = " (forced: made from the evidence, not concluded by the model)" if event.forced else ""
+            marker = " (written by the appliance from what it found, not by the model)" if event.forced else ""
             self._print(f"\nAnswer{marker}:\n  {event.answer}")
-            if event.result:
-                self._print("  " + "  ".join(f"{k}={v}" for k, v in event.result.items()))
+            if event.evidence:
+                self._print("Evidence:")
             for line in event.evidence:
-                self._print(f"  evidence: {line}")
+                self._print(f"  - {line}")
         elif isinstance(event, ev.RunEnded):
             tail = f": {event.error}" if event.error else ""
             if event.timing:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from appliance.agent.answer.said import ALL_CLEAR, CULPRIT_FIELDS
+from appliance.eval.all_clear import ALL_CLEAR, CULPRIT_FIELDS
 
 _EMPTY_VALUES = {"", "none", "nothing", "n/a", "na", "no", "null", "unknown", "-", "0"}
 
@@ -142,6 +142,8 @@ def no_culprit(decoys: Iterable[str] = (), fine: Iterable[str] = (), *, asked_pi
 
     def check(outcome: Outcome) -> str | None:
         result = outcome.result or {}
+        if result.get("stance") == "problem":
+            return "claims a problem on a no-fault control"
         for key in CULPRIT_FIELDS:
             if _named(result.get(key)):
                 return f"names a culprit on a no-fault control ({key}={result.get(key)!r})"

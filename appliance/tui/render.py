@@ -81,7 +81,8 @@ def answer_markdown(
     forced: bool = False,
     heading: bool = True,
 ) -> str:
-    """The final answer as Markdown: the prose, the evidence it cites, the structured result.
+    """The final answer as Markdown: the prose and the evidence it cites, in plain words (the
+    structured result stays in the run's record: `appliance runs show`).
 
     heading=False leaves the title out (the TUI puts it in the answer box's border instead).
     """
@@ -96,16 +97,12 @@ def answer_markdown(
     elif status != "finished":
         parts.append(f"_No answer: the run {status_words(status)}._")
     if forced:
-        parts.append("_The loop control wrote this answer from the evidence gathered so far._")
+        parts.append("_The appliance wrote this answer itself from what it found._")
     if error:
         parts.append(f"**Error:** {error}")
     if evidence:
         parts.append("### Evidence" if heading else "**Evidence**")
         parts.append("\n".join(f"- {item}" for item in evidence))
-    if result:
-        parts.append("### Result" if heading else "**Result**")
-        shown = json.dumps(dict(result), indent=2, ensure_ascii=False, default=str)
-        parts.append("```json\n" + terminal_safe(shown) + "\n```")
     return "\n\n".join(parts) + "\n"
 
 

@@ -19,6 +19,7 @@ from appliance.agent.engine import Engine
 from appliance.agent.settings import EngineSettings
 from appliance.llm.base import GenerationStats
 from appliance.llm.fake import ScriptedModel
+from support.claims import claim
 from appliance.tools.base import Registry, ToolSpec, ok
 from appliance.tui.app import ApplianceApp
 from appliance.tui.system_sampler import ProcessReading, SystemSample
@@ -30,15 +31,8 @@ PROCESSES = [
 
 THOUGHT_1 = "The fan is loud, so something may be using the CPU; list the busiest processes first."
 STEP_TOOL = {"thought": THOUGHT_1, "action": "top_processes", "action_input": {"limit": 5}}
-STEP_FINISH = {
-    "thought": "The burn process uses 99% CPU.",
-    "action": "finish",
-    "action_input": {
-        "answer": "The **burn** process (pid 4242) keeps one core at 99% CPU.",
-        "result": {"culprit": "burn", "pid": 4242, "value": "99% CPU"},
-        "evidence": ["top_processes: burn pid 4242 at 99% CPU"],
-    },
-}
+STEP_FINISH = claim("The **burn** process (pid 4242) keeps one core at 99% CPU.", "problem",
+                    thought="The burn process uses 99% CPU.", subject="burn (pid 4242)", value="99% CPU")
 STEP_ASK = {"thought": "I need to know which service.", "action": "ask_user",
             "action_input": {"question": "Which service keeps failing?"}}
 
