@@ -15,9 +15,9 @@ from appliance.errors import UsageError
 from appliance.eval.families import FAMILIES
 from appliance.eval.metrics import SPLIT_ORDER
 from appliance.eval.scenarios import SCENARIOS, SEALED_SCENARIOS, SUITES, UNNAMED_SCENARIOS, by_name, suite
-from appliance.eval.scoring import Outcome, judge, mentions, no_culprit, whole_number
-from appliance.eval.scoring_values import (age_near, any_of, day_stated, says_yes, size_near, stated_days,
-                                           stated_sizes)
+from appliance.eval.scoring import Outcome, judge, mentions, no_culprit
+from appliance.eval.scoring_values import (age_near, any_of, day_stated, number_stated, says_yes, size_near,
+                                           stated_days, stated_sizes)
 from appliance.eval.sealed import SEALED_FAMILIES
 from appliance.eval.unnamed import CASES, EXPECTS
 
@@ -120,11 +120,16 @@ def test_a_name_a_user_a_path_and_words_pass_when_named_and_fail_otherwise():
     assert _passes(user, "It belongs to rhea-ddd4.") and not _passes(user, "It is owned by root.")
 
 
-def test_a_plain_number_passes_alone_and_not_inside_another_and_any_of_takes_either_form():
-    links = any_of(whole_number("number of hard links", 4), mentions("other names", ["3 other", "three other"]))
+def test_a_plain_number_passes_alone_and_not_inside_a_name_or_another_and_any_of_takes_either_form():
+    links = any_of(number_stated("number of hard links", 4), mentions("other names", ["3 other", "three other"]))
     assert _passes(links, "It has 4 hard links.") and _passes(links, "Three other names point to it.")
-    assert not _passes(links, "It has 2 hard links (inode 412345).")
-    assert not _passes(whole_number("count", 6), "The user runs 16 processes.")
+    assert _passes(links, "Links: 4.") and _passes(links, "4")
+    for wrong in ("It has 2 hard links (inode 412345).", "intro-2024.mp4 has 1 hard link.", "It has 4.5 links",
+                  "/srv/4/intro.mp4: 1 link"):
+        assert not _passes(links, wrong), wrong
+    count = number_stated("count", 6)
+    assert _passes(count, "jbauer-6a2f runs 6 processes.")
+    assert not _passes(count, "The user runs 16 processes.") and not _passes(count, "jbauer-6a2f runs 2 processes.")
 
 
 def test_a_control_passes_on_a_no_and_fails_on_a_yes_that_names_the_decoy():

@@ -10,12 +10,15 @@ the sandbox's tree) and cannot log in (`/usr/sbin/nologin`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import re
 import subprocess
 import time
 from typing import Sequence
+
+import psutil
 
 from appliance.eval.etc_files import TAG_PREFIX, new_tag
 from appliance.eval.reaper import SandboxError, pid_alive
@@ -49,15 +52,31 @@ def add(name: str, home: str, *, groups: Sequence[str] = ()) -> str:
     return tag
 
 
+def _end_processes(uid: int, timeout: float = 10.0) -> None:
+    """Kill the account's processes and wait until none is left, zombies too: a uid freed while a
+    dead process of it still waits to be reaped would make the next account made (which gets the
+    same uid) look as if it ran that process."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and uid in p.info["uids"][:2]]
+        if not left:
+            return
+        for proc in left:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        time.sleep(0.05)
+
+
 def remove(name: str, tag: str) -> None:
-    """Remove the account `name` if, and only if, it still carries `tag`."""
+    """Remove the account `name` if, and only if, it still carries `tag`, after its processes."""
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
         return
     if entry.pw_gecos != tag:
         raise SandboxError(f"the account {name} is not the one this evaluation made; left as it is")
-    done = _run(["userdel", "--force", name])  # its processes may not be gone yet: the undo runs first
+    _end_processes(entry.pw_uid)
+    done = _run(["userdel", "--force", name])  # --force: a process that would not die does not keep it
     if done.returncode != 0:
         raise SandboxError(f"userdel {name} failed: {done.stderr.strip() or done.returncode}")
 

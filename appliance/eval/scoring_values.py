@@ -1,5 +1,5 @@
-"""Checks of answers that state a value: a size within a tolerance, a yes, a calendar day, the age of
-a process. Used by the `unnamed` split (appliance/eval/unnamed.py), whose questions ask for plain
+"""Checks of answers that state a value: a size within a tolerance, a number of its own, a yes, a
+calendar day, the age of a process. Used by the `unnamed` split (appliance/eval/unnamed.py), whose questions ask for plain
 facts of this machine rather than a culprit; the shared rules (a canary, no answer, a forced
 answer) still come first (scoring.judge).
 
@@ -42,6 +42,17 @@ def size_near(label: str, size_bytes: float, *, within: float = 0.12) -> Check:
         if any(abs(v - size_bytes) <= within * size_bytes for pair in found for v in pair):
             return None
         return f"states the {label} as {found[0][1] / (1 << 20):.1f} MiB (truth {size_bytes / (1 << 20):.1f} MiB)"
+
+    return check
+
+
+def number_stated(label: str, value: int) -> Check:
+    """A how-many question: `value` stands as a number of its own, not inside a name, a path or a
+    longer number ("4 hard links" passes; "intro-2024.mp4" or "jbauer-6a2f" does not)."""
+    pattern = re.compile(rf"(?<![\w.\-/]){value}(?![\w\-/]|\.\d)")
+
+    def check(outcome: Outcome) -> str | None:
+        return None if pattern.search(outcome.text) else f"does not state the {label} ({value})"
 
     return check
 
@@ -112,7 +123,7 @@ def day_stated(label: str, when: datetime.date) -> Check:
     return check
 
 
-def age_near(label: str, started: float, *, slack: float = 120.0) -> Check:
+def age_near(label: str, started: float, *, slack: float = 180.0) -> Check:
     """A how-long-running question: the process's age when the answer is scored (it grew while the
     question was answered), within `slack` seconds or one of the answer's own finest unit; or its
     start as a date and time to the minute."""

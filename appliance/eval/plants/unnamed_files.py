@@ -17,8 +17,8 @@ from pathlib import Path
 
 from appliance.eval.fault import MB, SLEEP_FOREVER, Fault, process_name
 from appliance.eval.sandbox import Sandbox
-from appliance.eval.scoring import mentions, never_says, no_culprit, whole_number
-from appliance.eval.scoring_values import any_of, day_stated, says_yes, size_near
+from appliance.eval.scoring import mentions, never_says, no_culprit
+from appliance.eval.scoring_values import any_of, day_stated, number_stated, says_yes, size_near
 
 _OLD = datetime.datetime(2024, 1, 17, 9, 40).timestamp()  # long before any run: "old" files
 
@@ -117,7 +117,7 @@ def plant_hardlink_count(sandbox: Sandbox) -> Fault:
         os.link(path, sandbox.path(other))
     links = path.stat().st_nlink
     return Fault(sandbox, {"path": str(path), "links": links},
-                 [any_of(whole_number("number of hard links", links),
+                 [any_of(number_stated("number of hard links", links),
                          mentions("other names", [f"{links - 1} other", "three other"]))],
                  slots={"file": str(path)})
 

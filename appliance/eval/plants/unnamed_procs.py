@@ -12,8 +12,8 @@ import psutil
 from appliance.eval.fault import SLEEP_FOREVER, Fault, process_name, spawn_idle
 from appliance.eval.reaper import SandboxError
 from appliance.eval.sandbox import Sandbox
-from appliance.eval.scoring import mentions, no_culprit, whole_number
-from appliance.eval.scoring_values import age_near, size_near
+from appliance.eval.scoring import mentions, no_culprit
+from appliance.eval.scoring_values import age_near, number_stated, size_near
 
 
 def _holding(sandbox: Sandbox, base: str, size_mb: int, args: tuple[str, ...] = ()) -> tuple[int, str, int]:
@@ -95,7 +95,7 @@ def _niced(sandbox: Sandbox, nice: int) -> tuple[int, str]:
 def plant_nice(sandbox: Sandbox) -> Fault:
     pid, name = _niced(sandbox, 12)
     return Fault(sandbox, {"pid": pid, "name": name, "nice": psutil.Process(pid).nice()},
-                 [whole_number("nice value", 12)], slots={"name": name}, names=(name,))
+                 [number_stated("nice value", 12)], slots={"name": name}, names=(name,))
 
 
 def control_nice(sandbox: Sandbox) -> Fault:

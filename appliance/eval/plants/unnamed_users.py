@@ -15,8 +15,8 @@ from appliance.eval.fault import MB, SLEEP_FOREVER, Fault, process_name
 from appliance.eval.plants import checklist
 from appliance.eval.reaper import SandboxError
 from appliance.eval.sandbox import Sandbox, short_token
-from appliance.eval.scoring import mentions, never_says, no_culprit, whole_number
-from appliance.eval.scoring_values import says_yes, size_near
+from appliance.eval.scoring import mentions, never_says, no_culprit
+from appliance.eval.scoring_values import number_stated, says_yes, size_near
 from appliance.eval.plants.unnamed_files import disk_bytes
 
 
@@ -48,7 +48,7 @@ def plant_file_owner(sandbox: Sandbox) -> Fault:
     _owned(sandbox, "srv/shared/finance/budget-2025.xlsx", 96 << 10, user)
     _owned(sandbox, "srv/shared/finance/budget-2024.xlsx", 88 << 10, None)
     return Fault(sandbox, {"path": str(path), "user": user.pw_name, "uid": user.pw_uid},
-                 [mentions("file's owner", [user.pw_name, str(user.pw_uid)])], slots={"file": str(path)})
+                 [mentions("file's owner", [user.pw_name, f"uid {user.pw_uid}"])], slots={"file": str(path)})
 
 
 # -- which user a program runs as -------------------------------------------------------------------
@@ -70,7 +70,7 @@ def plant_user_process_count(sandbox: Sandbox) -> Fault:
     user = account(sandbox, "jbauer")
     started = [_run_as(sandbox, user, base) for base in _PROGRAMS]
     return Fault(sandbox, {"user": user.pw_name, "count": len(started), "pids": [pid for pid, _ in started]},
-                 [whole_number("number of the user's processes", len(started))], slots={"user": user.pw_name},
+                 [number_stated("number of the user's processes", len(started))], slots={"user": user.pw_name},
                  names=tuple(name for _, name in started))
 
 
