@@ -138,3 +138,14 @@ def test_a_control_passes_on_a_no_and_fails_on_a_yes_that_names_the_decoy():
     assert _passes(check, "No, nothing holds it.")
     assert not _passes(check, "Yes, ledgerd-b187 is using it.")
     assert not _passes(check, "ledgerd (pid 8469) has it open.")
+
+
+def test_the_command_takes_the_split_and_lists_its_cases_with_what_a_right_answer_holds(tmp_path, capsys):
+    from appliance.cli import main
+
+    assert main(["eval", "--split", "unnamed", "--suite", "dev", "--db", str(tmp_path / "x.db")]) == 2
+    assert "--split or --suite" in capsys.readouterr().err  # the split is a choice the parser takes
+    assert main(["eval", "scenarios", "--split", "unnamed"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    assert sorted(line.split()[4] for line in lines) == sorted(SUITES["unnamed"])
+    assert all("(right: " in line for line in lines)

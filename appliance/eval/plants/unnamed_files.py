@@ -216,8 +216,8 @@ def control_file_holder(sandbox: Sandbox) -> Fault:
 
 # -- a folder that is a filesystem of its own --------------------------------------------------------
 
-_OWN = ("tmpfs", "its own filesystem", "a separate filesystem", "its own mount", "a separate mount", "separately mounted",
-        "mount point")
+_OWN = ("tmpfs", "own filesystem", "separate filesystem", "own separate", "own disk", "separate disk", "own mount",
+        "separate mount", "separately mounted", "mount point")
 _NOT_OWN = ("not a separate", "not its own", "not on its own", "part of the root", "part of the main",
             "not a mount point", "not mounted separately")
 
