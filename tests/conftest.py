@@ -62,6 +62,8 @@ MACHINE_FILES = {
     "test_eval_plants.py": "plants every scenario's real fault on the host",
     "test_checklist_names.py": "adds tagged lines to /etc/hosts and tables to /etc/cron.d, asserts the check's "
                                "verdicts over them and that both are restored byte for byte (after a kill -9 too)",
+    "test_eval_unnamed_plants.py": "plants every unnamed case for real (processes, listeners, tmpfs mounts, user "
+                                   "accounts, a cron table) and reads them back through the machine",
     "test_eval_runner.py": "plants faults and asserts the eval's quiet-machine check (no foreign zombies)",
     "test_eval_scenarios.py": "plants every scenario's fault and checks by name that nothing is left",
     "test_eval_scoring.py": "plants every family's fault and control at once",

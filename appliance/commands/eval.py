@@ -17,6 +17,9 @@ from appliance.commands.common import add_common_options
 from appliance.config import resolve_paths
 from appliance.errors import UsageError
 
+# The splits --split takes (appliance/eval/scenarios.py; test is dev2's old name).
+SPLITS = ("dev", "dev2", "dev3", "test", "sealed", "unnamed")
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -56,17 +59,17 @@ def register(subparsers) -> None:
 
     p = actions.add_parser("scenarios", help="the scenarios and suites")
     add_common_options(p)
-    p.add_argument("--split", choices=("dev", "dev2", "dev3", "test", "sealed"), help="only the cases of this split")
+    p.add_argument("--split", choices=SPLITS, help="only the cases of this split")
     p.set_defaults(handler=cmd_scenarios)
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
     default = argparse.SUPPRESS
     parser.add_argument("--suite", default=default,
-                        help="smoke, dev, dev2, dev3, sealed, full (dev, dev2 and dev3), or scenario/family names joined by "
+                        help="smoke, dev, dev2, dev3, sealed, unnamed, full (dev, dev2 and dev3), or scenario/family names joined by "
                              "commas (default: full)")
-    parser.add_argument("--split", choices=("dev", "dev2", "dev3", "test", "sealed"), default=default,
-                        help="run one split: dev, dev2 and dev3 are tuned on (test is dev2's old name); sealed is never "
+    parser.add_argument("--split", choices=SPLITS, default=default,
+                        help="run one split: dev, dev2 and dev3 are tuned on (test is dev2's old name); sealed and unnamed are never "
                              "tuned on (docs/eval.md)")
     parser.add_argument("--repeat", "-k", type=int, default=default, help="runs per scenario (default: 1)")
     parser.add_argument("--max-steps", type=int, default=default, help="engine step limit (default: the engine's)")
@@ -205,21 +208,25 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
     from appliance.eval.families import FAMILIES
-    from appliance.eval.scenarios import SCENARIOS, SEALED_SCENARIOS, SPLIT_ALIASES, SUITES
+    from appliance.eval.scenarios import SCENARIOS, SEALED_SCENARIOS, SPLIT_ALIASES, SUITES, UNNAMED_SCENARIOS
     from appliance.eval.sealed import SEALED_FAMILIES
 
     split = SPLIT_ALIASES.get(args.split, args.split) if getattr(args, "split", None) else None
-    cases = [s for s in (*SCENARIOS, *SEALED_SCENARIOS) if split in (None, s.split)]
-    for family in (*FAMILIES, *SEALED_FAMILIES):
-        mine = [s for s in cases if s.family == family.name]
+    cases = [s for s in (*SCENARIOS, *SEALED_SCENARIOS, *UNNAMED_SCENARIOS) if split in (None, s.split)]
+    summaries = {f.name: f.summary for f in (*FAMILIES, *SEALED_FAMILIES)}
+    for kind in dict.fromkeys(s.family for s in UNNAMED_SCENARIOS):  # an unnamed kind: one question or two
+        summaries[kind] = "one kind of question (the unnamed split); a right answer holds what follows each case"
+    for family, summary in summaries.items():
+        mine = [s for s in cases if s.family == family]
         if not mine:
             continue
-        print(f"{family.name}: {family.summary}")
+        print(f"{family}: {summary}")
         for s in mine:
-            print(f"  {s.split:<6}  {s.kind:<7}  {s.phrasing:<7}  {s.asks or '?':<12}  {s.name:<28}  {s.question}")
+            right = f"  (right: {s.summary})" if s.split == "unnamed" else ""
+            print(f"  {s.split:<6}  {s.kind:<7}  {s.phrasing:<7}  {s.asks or '?':<12}  {s.name:<28}  {s.question}{right}")
     print()
     for name, members in SUITES.items():
         print(f"suite {name} ({len(members)}): {', '.join(members)}")
-    print("(the suite test is dev2's old name; dev, dev2 and dev3 are tuned on, sealed never is)")
+    print("(the suite test is dev2's old name; dev, dev2 and dev3 are tuned on, sealed and unnamed never are)")
     sys.stdout.flush()
     return 0

@@ -234,7 +234,7 @@ def format_table(by_scenario: Mapping[str, Mapping[str, Any]], *, title: str = "
 
 
 KIND_ORDER = ("precise", "vague", "control")
-SPLIT_ORDER = ("dev", "dev2", "dev3", "sealed")
+SPLIT_ORDER = ("dev", "dev2", "dev3", "sealed", "unnamed")
 
 
 def grouped(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -47,7 +47,7 @@ class CaseResult:
     reason: str
     answer: str
     metrics: Mapping[str, Any]
-    split: str = ""  # dev | dev2 | sealed
+    split: str = ""  # dev | dev2 | dev3 | sealed | unnamed
     asks: str = ""  # what the question asks for (an `Asks` value); "" when not labeled
 
     def as_dict(self) -> dict[str, Any]:

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from appliance.eval import etc_files
+from appliance.eval import accounts, etc_files
 from appliance.eval.reaper import SandboxError, pid_alive, reaper, running
 
 PREFIX = "appliance-eval-"
@@ -351,6 +351,7 @@ def sweep_stale(base: str | os.PathLike | None = None) -> list[Path]:
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
     etc_files.sweep_dead()  # their tagged lines and files in /etc (the reaper's sweep, if it died too)
+    accounts.sweep_dead()  # the user accounts they made (appliance/eval/accounts.py)
     return removed
 
 

@@ -31,11 +31,13 @@ from appliance.eval.sandbox import Sandbox
 from appliance.eval.sealed import PLAIN as PLAIN_PHRASINGS
 from appliance.eval.sealed import SEALED_FAMILIES
 from appliance.eval.scoring import not_all_clear
+from appliance.eval.unnamed import CASES as UNNAMED_CASES
+from appliance.eval.unnamed import UnnamedCase
 
 PRECISE, VAGUE, CONTROL = "precise", "vague", "control"
 KINDS = (PRECISE, VAGUE, CONTROL)
 PLAIN = "plain"  # a phrasing: a plain-language question as people type it (sealed cases)
-DEV, DEV2, DEV3, SEALED = "dev", "dev2", "dev3", "sealed"
+DEV, DEV2, DEV3, SEALED, UNNAMED = "dev", "dev2", "dev3", "sealed", "unnamed"
 SPLIT_ALIASES = {"test": DEV2}  # the old name of dev2
 
 
@@ -48,7 +50,7 @@ class Scenario:
     question: str  # a template: {slots} come from the plant
     summary: str
     plant: Callable[[Sandbox], Fault] = field(repr=False)
-    split: str = ""  # dev | dev2 | sealed
+    split: str = ""  # dev | dev2 | dev3 | sealed | unnamed
     fault_checks: bool = True  # add the fault-case rule that an all-clear is wrong
     asks: str = ""  # what the question asks for (an `Asks` value); "" when not labeled
 
@@ -106,7 +108,15 @@ def _dev3_cases(family: Family) -> list[Scenario]:
             for name, kind, p, plant in rows]
 
 
-# The tuned-on cases (dev, dev2 and the checklist families' dev3), and the sealed ones.
+def _unnamed_case(case: UnnamedCase) -> Scenario:
+    """A case of the unnamed split: its kind is its family, what a right answer holds its summary. No
+    all-clear rule is added: a question of fact has no fault, and its own checks say what is right."""
+    kind = CONTROL if case.control else case.phrasing
+    return Scenario(case.name, case.kind, kind, case.phrasing, case.question, case.right, case.plant, UNNAMED,
+                    False, case.asks)
+
+
+# The tuned-on cases (dev, dev2 and the checklist families' dev3), the sealed ones, the unnamed ones.
 SCENARIOS: tuple[Scenario, ...] = (
     *(c for i, f in enumerate(FAMILIES) for c in _cases(f, i)),
     *(c for f in SEALED_FAMILIES for c in _dev3_cases(f)),
@@ -115,6 +125,7 @@ SEALED_SCENARIOS: tuple[Scenario, ...] = (
     *(c for f in SEALED_FAMILIES for c in _cases(f, 0, sealed=True)),
     *(c for f in FAMILIES for c in _plain_cases(f)),
 )
+UNNAMED_SCENARIOS: tuple[Scenario, ...] = tuple(_unnamed_case(c) for c in UNNAMED_CASES)
 
 SUITES: dict[str, tuple[str, ...]] = {
     "smoke": ("listening.precise", "log_errors.precise", "listening.control"),
@@ -122,17 +133,19 @@ SUITES: dict[str, tuple[str, ...]] = {
     DEV2: tuple(s.name for s in SCENARIOS if s.split == DEV2),
     DEV3: tuple(s.name for s in SCENARIOS if s.split == DEV3),
     SEALED: tuple(s.name for s in SEALED_SCENARIOS),
-    "full": tuple(s.name for s in SCENARIOS),  # dev, dev2 and dev3; never the sealed cases
+    UNNAMED: tuple(s.name for s in UNNAMED_SCENARIOS),
+    "full": tuple(s.name for s in SCENARIOS),  # dev, dev2 and dev3; never the sealed or unnamed cases
 }
 
 
 def by_name() -> dict[str, Scenario]:
-    return {s.name: s for s in (*SCENARIOS, *SEALED_SCENARIOS)}
+    return {s.name: s for s in (*SCENARIOS, *SEALED_SCENARIOS, *UNNAMED_SCENARIOS)}
 
 
 def suite(name: str) -> tuple[Scenario, ...]:
     """The scenarios of a suite (or a split's old name), or of a comma-separated list of scenario or
-    family names; a family name picks its tuned-on cases (dev, dev2, dev3), never its sealed ones."""
+    family names; a family name picks its tuned-on cases (dev, dev2, dev3), never its sealed ones, and
+    an unnamed case's kind is no family name at all."""
     table = by_name()
     families = {f.name for f in (*FAMILIES, *SEALED_FAMILIES)}
     name = SPLIT_ALIASES.get(name, name)
