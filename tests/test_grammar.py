@@ -193,16 +193,18 @@ def test_small_integer_ranges_are_enforced_by_the_grammar(checker):
 
 @pytest.mark.model
 def test_finish_and_ask_user_shapes(checker):
-    finish = {"answer": "hog uses 99% CPU", "result": {"process": "hog", "pid": 42, "value": "99% CPU"},
-              "evidence": ["pid=42 name=hog cpu_pct=99.0"]}
+    finish = {"stance": "problem", "cites": ["F1", "F2"], "subject": "", "value": "99% CPU",
+              "answer": "hog uses 99% CPU"}
     assert checker.generable(FULL, _step("finish", finish))
-    assert checker.generable(FULL, _step("finish", dict(finish, result={})))
+    assert checker.generable(FULL, _step("finish", dict(finish, cites=["F3"], value="")))
     assert checker.generable(FULL, _step("ask_user", {"question": "Which service?"}))
     bad = [
-        dict(finish, result={"culprit": "x", "suspect": "y"}),  # a field outside the fixed set
-        dict(finish, result={"pid": "42"}),  # mistyped
-        dict(finish, evidence=["a", "b", "c", "d"]),  # more than evidence_max_items
-        {"answer": "x", "result": {}},  # evidence missing
+        dict(finish, stance="certain"),  # a stance outside the fixed set
+        dict(finish, cites=[]),  # no cite
+        dict(finish, cites=["F9"]),  # a fact never shown
+        dict(finish, cites=["F1", "F2", "F3", "F1"]),  # more than three
+        dict(finish, subject="hog"),  # a subject no fact names
+        {k: v for k, v in finish.items() if k != "value"},  # every key is required
         dict(finish, answer="a" * (SETTINGS.answer_max_chars + 1)),
     ]
     for value in bad:
@@ -262,22 +264,3 @@ def test_every_reply_fits_its_token_budget_so_no_reply_is_cut_inside_a_string():
         assert reply_budget(schema, 320) == longest_output(schema)
     assert reply_budget({"type": "string"}, 320) == 320  # unbounded: the setting
 
-
-def test_an_opening_must_be_followed_by_the_models_own_words(checker):
-    """The steered answer begins with the opening and goes on: a string closed right after the
-    opening (the culprit's path and nothing else) cannot be generated."""
-    from appliance.agent.actions import step_schema as steered_schema
-    from appliance.llm.grammar import MIN_AFTER_OPENING, compile_schema
-
-    opening = "/srv/reports/daily-exports"
-    schema = steered_schema([], SETTINGS, tools=False, ask=False, openings=(opening,))
-    checker._gbnf[json.dumps(schema, sort_keys=True)] = compile_schema(schema).gbnf
-
-    def finish(answer: str) -> str:
-        return _step("finish", {"answer": answer, "result": {}, "evidence": []})
-
-    assert not checker.generable(schema, finish(opening))
-    assert not checker.generable(schema, finish(opening + " is root's"))  # fewer than MIN_AFTER_OPENING
-    assert checker.generable(schema, finish(opening + " belongs to root: reportgen cannot write there."))
-    assert checker.generable(schema, finish(opening + "x" * MIN_AFTER_OPENING))
-    assert not checker.generable(schema, finish("The folder " + opening + " belongs to root."))

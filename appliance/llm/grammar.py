@@ -8,11 +8,6 @@ compiled grammar, which is what makes their greedy outputs comparable token for 
 One change to what llama-cpp-python's converter emits: the root rule ends in `space` (an optional
 blank after the closing brace). Dropped here, the grammar accepts only end-of-generation once the
 object is closed, so the decoder can stop at `}` without asking the model for a trailing blank.
-
-One keyword of our own: a string schema with `"x-starts-with": [...]` admits only strings that
-begin with one of those texts (the converter has no such rule and its `pattern` support cannot
-express a literal start followed by any JSON string characters). The engine uses it when it sends
-an answer back: the retried answer begins with what the checks settled.
 """
 
 from __future__ import annotations
@@ -24,7 +19,6 @@ import threading
 from dataclasses import dataclass
 
 from appliance.errors import ModelError
-from appliance.llm.keywords import STARTS_WITH
 
 
 @dataclass(frozen=True)
@@ -69,14 +63,13 @@ def compile_schema(schema: dict, *, canonical_whitespace: bool = True) -> Compil
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     ranges: list[str] = []
-    starts: list[tuple[tuple[str, ...], int]] = []
     try:
         # Property order is the schema's own order (the converter keeps insertion order).
-        placeholders = _with_range_placeholders(_with_start_placeholders(schema, starts), ranges)
+        placeholders = _with_range_placeholders(schema, ranges)
         gbnf = json_schema_to_gbnf(json.dumps(placeholders))
     except Exception as exc:  # the converter raises bare Exceptions/ValueErrors
         raise ModelError(f"cannot turn the JSON schema into a grammar: {exc}") from exc
-    gbnf = _with_start_rules(_with_range_rules(gbnf, ranges), starts)
+    gbnf = _with_range_rules(gbnf, ranges)
     # JSON forbids raw control characters in strings (json.loads rejects them); the converter's
     # char rule allows them. llama.cpp's own converter excludes them the same way.
     gbnf = gbnf.replace('char ::= [^"\\\\] |', 'char ::= [^"\\\\\\x7F\\x00-\\x1F] |')
@@ -128,67 +121,6 @@ def _without_trailing_space(gbnf: str) -> str:
     if "root" in rules:
         trim("root")
     return "\n".join(f"{name} ::= {rules[name]}" for name in names)
-
-
-# --- strings with a fixed start ------------------------------------------------------------------
-
-_START_PLACEHOLDER = "__starts_with_{}__"
-# Characters the model must write after a fixed opening: the opening is where the answer starts,
-# not the whole answer (a string closed right after it says nothing of the model's own).
-MIN_AFTER_OPENING = 12
-_CHAR_RULE = 'char ::= [^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
-
-
-def _with_start_placeholders(node, starts: list[tuple[tuple[str, ...], int]]):
-    """Swap each string schema with `x-starts-with` for a placeholder constant (its starts and
-    maxLength kept in `starts`); `_with_start_rules` puts the real rule in after conversion."""
-    if isinstance(node, list):
-        return [_with_start_placeholders(item, starts) for item in node]
-    if not isinstance(node, dict):
-        return node
-    openings = tuple(o for o in node.get(STARTS_WITH) or () if isinstance(o, str) and o)
-    if node.get("type") == "string" and openings:
-        starts.append((openings, int(node.get("maxLength") or 0)))
-        return {"const": _START_PLACEHOLDER.format(len(starts) - 1)}
-    return {k: _with_start_placeholders(v, starts) for k, v in node.items() if k != STARTS_WITH}
-
-
-def _json_literal(text: str) -> str:
-    """A GBNF literal of `text` as it appears inside a JSON string (escaped the way json.dumps
-    escapes it, without forcing ASCII)."""
-    inner = json.dumps(text, ensure_ascii=False)[1:-1]
-    return '"' + inner.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _optional_chars(count: int) -> str:
-    """Up to `count` JSON string characters, nested the way the converter writes maxLength."""
-    if count <= 0:
-        return ""
-    expr = "char"
-    for _ in range(count - 1):
-        expr = f"char ({expr})?"
-    return f"({expr})?"
-
-
-def _with_start_rules(gbnf: str, starts: list[tuple[tuple[str, ...], int]]) -> str:
-    for index, (openings, max_length) in enumerate(starts):
-        literal = '"\\"' + _START_PLACEHOLDER.format(index) + '\\""'
-        if literal not in gbnf:
-            raise ModelError("cannot express a string's fixed start in the grammar")
-        longest = max(len(o) for o in openings)
-        room = max_length - longest if max_length else MIN_AFTER_OPENING
-        need = min(MIN_AFTER_OPENING, max(room, 0))
-        required = " ".join(["char"] * need)
-        tail = required + " " + (_optional_chars(room - need) if max_length else "char*")
-        body = '"\\"" (' + " | ".join(_json_literal(o) for o in openings) + ") " + tail + ' "\\"" space'
-        gbnf = gbnf.replace(literal, f"starts-with-{index}")
-        gbnf += f"\nstarts-with-{index} ::= {body}"
-    if starts:
-        if "\nchar ::= " not in "\n" + gbnf:
-            gbnf += "\n" + _CHAR_RULE
-        if "\nspace ::= " not in "\n" + gbnf:
-            gbnf += '\nspace ::= " "?'
-    return gbnf
 
 
 # --- integer bounds ----------------------------------------------------------------------------
