@@ -27,7 +27,7 @@ from appliance.tools.schema import Doc, MaxLen, Range
 TAIL_BYTES = 2 * 1024 * 1024  # how much of the end of a file is scanned
 DECOMPRESSED_LIMIT = 16 * 1024 * 1024  # a compressed log is read decompressed up to this much
 # A rotated, compressed log by its first bytes (so a misnamed one is read too): Python's own readers.
-_OPENERS = ((b"\x1f\x8b", "gzip", gzip.GzipFile), (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile), (b"BZh", "bzip2", bz2.BZ2File))
+_OPENERS = ((b"\x1f\x8b", "gzip", lambda f: gzip.GzipFile(fileobj=f)), (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile), (b"BZh", "bzip2", bz2.BZ2File))
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LINE_LIMIT = 300
 TEXT_LIMIT = 5000  # characters of log lines in one result

@@ -99,7 +99,7 @@ def folder_summary(real: str) -> dict:
         out["newest_entry"] = f"{newest[1]} (modified {units.when(newest[0])})"
         out["oldest_entry"] = f"{oldest[1]} (modified {units.when(oldest[0])})"
     if secret:
-        out["secret_entries"] = f"{secret} entries hold secrets and are not inspected"
+        out["off_limits"] = f"{secret} entries hold secrets and are not inspected"
     if cut:
         out["note"] = f"stopped after {count} entries; the counts are of those"
     return out
