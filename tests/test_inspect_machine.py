@@ -156,3 +156,20 @@ def test_check_thing_bad_input_is_one_line_and_a_non_zero_exit(tmp_path):
         assert out.returncode == 2 and out.stdout == "" and len(out.stderr.strip().splitlines()) == 1, out
         assert "Traceback" not in out.stderr
     assert "has no entry missing" in check(str(tmp_path / "missing" / "file")).stderr
+
+
+def test_check_thing_chooses_the_profile_by_what_the_thing_is(tmp_path):
+    from appliance.commands.check_thing import profile_tool
+
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.2)
+        assert profile_tool(str(tmp_path)) == ("inspect_path", str(tmp_path))
+        assert profile_tool("./relative")[0] == "inspect_path"
+        assert profile_tool(str(sleeper.pid)) == ("inspect_process", str(sleeper.pid))
+        assert profile_tool("sleep") == ("inspect_process", "sleep")  # a name some process has
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert profile_tool("nobody") == ("inspect_user", "nobody")  # a user, and no program of that name
+    assert profile_tool("tar") == ("inspect_program", "tar")

@@ -277,3 +277,12 @@ def test_read_log_reads_compressed_logs_decompressed(tmp_path, suffix, pack):
     assert out["status"] == "ok", out
     assert out["data"]["compression"].startswith(suffix.strip(".").replace("bz2", "bzip2").replace("gz", "gzip"))
     assert any("disk gone" in line for line in out["data"]["lines"])
+
+
+def test_read_log_names_a_zstd_log_it_cannot_decompress(tmp_path):
+    plain = tmp_path / "app.log"
+    plain.write_text("2026-01-01 ERROR boom\n")
+    subprocess.run(["zstd", "-q", str(plain), "-o", str(tmp_path / "app.log.1.zst")], check=True)
+    out = REGISTRY.call("read_log", {"path": str(tmp_path / "app.log.1.zst")})
+    assert out["status"] == "error" and "zstd-compressed" in out["error"]
+    assert inspect(tmp_path / "app.log.1.zst")["content"]["kind"] == "zstd-compressed data"

@@ -147,6 +147,8 @@ def inspect_path(
         data["folder"] = folder_summary(real)
     what = content.get("kind") or kind
     data["headline"] = f"{written} is a {what if what != 'text' else 'text file'} of {units.size(st.st_size)}, " \
-                       f"{perms['mode']} {data['owner']}:{data['group']}" + (f"; {len(flags)} flag(s)" if flags else "")
+                       f"{perms['mode']} {data['owner']}:{data['group']}" + \
+                       (f" (through the link to {data['link']['target']})" if "link" in data else "") + \
+                       (f"; {len(flags)} flag(s)" if flags else "")
     data["flags"] = flag_dicts(flags)
     return ok(data)
