@@ -22,7 +22,7 @@ from appliance.tools.content_kind import SAMPLE_BYTES, sniff
 from appliance.tools.context import ToolContext
 from appliance.tools.file_attrs import NOTABLE, acl, capabilities, inode_flags
 from appliance.tools.flags import Flag, flag_dicts
-from appliance.tools.holders import describe, holding
+from appliance.tools.holders import Holder, describe, holding
 from appliance.tools.mount_info import locks_on, mount_of
 from appliance.tools.path_facts import folder_summary, permissions, sizes, times, type_word
 from appliance.tools.path_flags import attribute_flags, content_flags, deleted_flag, run_flags
@@ -67,17 +67,23 @@ def _content(ctx: ToolContext, path: str, name: str) -> dict:
     return content
 
 
-def _holders(ctx: ToolContext, real: str) -> list[dict]:
-    """Every process holding the path (holders.holding), the appliance's own last."""
+def _holders(ctx: ToolContext, real: str, only_deleted: bool = False) -> tuple[list[dict], int]:
+    """The first HOLDERS_SHOWN processes holding the path (holders.holding), those holding a deleted
+    file first and the appliance's own last; and how many others hold it. Only those shown are described."""
     found = holding(real, HOLDERS_SECONDS)
     own = own_tree(ctx.self_pids)
-    rows = [describe(h, own) for h in found.holders[:200]]
-    return sorted(rows, key=lambda r: (bool(r.get("self")), r["pid"]))
+
+    def deleted(h: Holder) -> bool:
+        return any(p.endswith(" (deleted)") for p in h.paths)
+
+    chosen = [h for h in found.holders if deleted(h) or not only_deleted]
+    chosen.sort(key=lambda h: (h.pid in own, not deleted(h), h.pid))
+    return [describe(h, own) for h in chosen[:HOLDERS_SHOWN]], sum(h.pid not in own for h in chosen)
 
 
 def _missing(ctx: ToolContext, path: str, written: str) -> dict:
     """A path that is gone: still a profile when a process holds it open deleted, else an error."""
-    rows = [r for r in _holders(ctx, written) if any(p == written + " (deleted)" for p in r["paths"])]
+    rows = [r for r in _holders(ctx, written, only_deleted=True)[0] if written + " (deleted)" in r["paths"]]
     if not rows:
         raise FileNotFoundError(f"{path} does not exist" + (f": {look_up(written).problem}" if look_up(written).problem else ""))
     flags = deleted_flag(written, rows)
@@ -133,10 +139,10 @@ def inspect_path(
     locks = locks_on(st)
     if locks:
         data["locks"] = [lock.says() for lock in locks]
-    held = _holders(ctx, real)
+    held, total = _holders(ctx, real)
     if held:
-        data["held_open_by"] = held[:HOLDERS_SHOWN]
-        data["held_open_by_total"] = len(held)
+        data["held_open_by"] = held
+        data["held_open_by_total"] = total
         flags += deleted_flag(written, held)
     content: dict = {}
     if stat.S_ISREG(st.st_mode):
