@@ -172,6 +172,11 @@ def test_certificates_expired_expiring_and_a_chain(tmp_path):
     assert chain["kind"].startswith("X.509 certificate chain (2") and chain["chain_in_order"] is True
     assert chain["certificates"][1]["public_key_type"] == "RSA 2048 bits" and chain["certificates"][0]["issuer"] == "CN=Test CA"
     assert inspect(tmp_path / "chain.crt")["flags"] == []
+    (tmp_path / "reversed.crt").write_bytes(pem(ca, leaf))
+    assert kinds(inspect(tmp_path / "reversed.crt")) == {"chain_out_of_order": "warning"}
+    future, _ = cert("later.example", (5, 365))
+    (tmp_path / "later.crt").write_bytes(pem(future))
+    assert kinds(inspect(tmp_path / "later.crt")) == {"cert_not_yet_valid": "warning"}
 
 
 def test_a_private_key_is_refused_by_name_and_its_content_never_shown_under_another_name(tmp_path):
@@ -286,3 +291,13 @@ def test_read_log_names_a_zstd_log_it_cannot_decompress(tmp_path):
     out = REGISTRY.call("read_log", {"path": str(tmp_path / "app.log.1.zst")})
     assert out["status"] == "error" and "zstd-compressed" in out["error"]
     assert inspect(tmp_path / "app.log.1.zst")["content"]["kind"] == "zstd-compressed data"
+
+
+def test_file_capabilities_are_decoded_where_set(tmp_path):
+    program = tmp_path / "server"
+    program.write_bytes(open("/bin/true", "rb").read())
+    os.chmod(program, 0o755)
+    assert "capabilities" not in inspect(program)
+    subprocess.run(["setcap", "cap_net_bind_service,cap_net_raw+ep", str(program)], check=True)
+    caps = inspect(program)["capabilities"]
+    assert caps == {"permitted": ["cap_net_bind_service", "cap_net_raw"], "effective": True}

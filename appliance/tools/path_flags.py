@@ -54,9 +54,15 @@ def content_flags(path: str, content: dict) -> list[Flag]:
         if cert["expired"]:
             out.append(Flag("cert_expired", "critical", f"the certificate for {who} in {path} expired on "
                                                         f"{cert['not_after']} ({cert['expired_days_ago']} days ago)"))
+        elif cert.get("not_yet_valid"):
+            out.append(Flag("cert_not_yet_valid", "warning", f"the certificate for {who} in {path} is not valid before "
+                                                             f"{cert['not_before']}"))
         elif cert["days_left"] <= EXPIRY_WARNING_DAYS:
             out.append(Flag("cert_expiring", "warning", f"the certificate for {who} in {path} expires on {cert['not_after']}, "
                                                         f"in {cert['days_left']} days"))
+    if content.get("chain_in_order") is False:
+        out.append(Flag("chain_out_of_order", "warning", f"the certificates in {path} are not in chain order (each one's "
+                                                         "issuer the next one's subject), which TLS clients may reject"))
     if content.get("pid_running") is False:
         out.append(Flag("stale_pid_file", "warning", f"{path} names pid {content['pid_named']}, and no process has that pid: "
                                                      "a stale pid file (its program stopped without removing it)"))
