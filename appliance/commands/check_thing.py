@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import time
 from typing import Any
 
 import psutil
@@ -97,6 +98,7 @@ def show(registry: Registry, thing: str, as_json: bool) -> int:
     text = thing.strip()
     if not text or "\x00" in text:
         raise UsageError("give a path, a pid or a name to check")
+    started = time.monotonic()
     tool, value = profile_tool(text)
     if tool in _NAMES_FALL_BACK and registry.get(tool) is None and not text.isdigit():
         tool = "inspect_program"
@@ -111,7 +113,8 @@ def show(registry: Registry, thing: str, as_json: bool) -> int:
     level = worst(flags)
     status = SEVERITIES.index(level)
     if as_json:
-        print(terminal_json({"thing": text, "profile": tool, "worst": level, "exit_status": status, "data": data}, indent=2))
+        print(terminal_json({"thing": text, "profile": tool, "worst": level, "exit_status": status,
+                             "seconds": round(time.monotonic() - started, 2), "flags": flags, "data": data}, indent=2))
         return status
     for line in lines_of(data):
         print(line)
