@@ -74,6 +74,8 @@ MACHINE_FILES = {
     "test_small_mends.py": "listens on a loopback port (a model server that hangs), which the host's socket readings see",
     "test_analyzers_app_folder.py": "gathers the first step's evidence over the whole machine (its analyzers) "
                                     "for a named application folder",
+    "test_inspect_machine.py": "mounts a noexec tmpfs, holds locks and deleted files open in children, reads the "
+                               "process table and the host's sockets",
     "test_tools_live.py": "asserts invariants of the live process table (named PIDs exist)",
     "test_tools_safety.py": "plants processes with canary command lines, reads every tool over the host",
     "test_tui_checks.py": "plants a real zombie parent and runs the real analyzers",

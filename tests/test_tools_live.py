@@ -85,6 +85,8 @@ LIVE_CALLS = {
     "path_holders": ({"path": "/"}, obj(path=STR, is_mount_point=BOOL, holders_total=INT,
                                         holders=arr(obj(pid=INT, name=STR, holds_as=arr(STR), paths=arr(STR))))),
     "path_lookup": ({"path": "/etc/os-release"}, obj(path=STR, exists=BOOL, components=arr(obj(path=STR, type=STR)))),
+    "inspect_path": ({"path": "/etc/hosts"}, obj(path=STR, type=STR, mode=STR, octal=STR, owner=STR, flags=arr(obj(kind=STR)))),
+    "inspect_program": ({"program": "sh"}, obj(program=STR, installed=BOOL, found_at=STR, package=STR, flags=arr(obj(kind=STR)))),
     "listening_reach": ({}, obj(listening=arr(obj(proto=STR, port=INT, address=STR, reach=STR)), firewall=STR)),
     "name_resolution": ({"name": "localhost"}, obj(resolv_conf={}, nsswitch_hosts=STR, default_routes={})),
     "scheduled_jobs": ({}, obj(cron_daemon=STR, cron_tables={}, cron_jobs={}, periodic_scripts={}, systemd=STR)),

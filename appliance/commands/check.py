@@ -1,4 +1,5 @@
-"""`appliance check`: every analyzer over one reading of this machine, without a model.
+"""`appliance check`: every analyzer over one reading of this machine, without a model; with a
+THING (a path, pid or name), that thing's profile instead (commands/check_thing.py).
 
 Prints one line per finding, worst first (ok lines last, dimmed on a terminal), or a JSON object
 with `--json`; exits 0 when all is well, 1 on a warning, 2 on a critical finding, so cron jobs and
@@ -12,6 +13,7 @@ import sys
 import time
 
 from appliance.analyzers import ANALYZERS, OK, UNKNOWN, Readings, by_severity, exit_status, run_all, worst
+from appliance.commands import check_thing
 from appliance.commands.common import add_common_options
 from appliance.errors import UsageError, terminal_json
 
@@ -25,7 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Check this machine for the common faults (CPU, memory, disks, ...) without a model. "
                     "Exit status: 0 ok, 1 warning, 2 critical.")
     add_common_options(parser)
+    parser.add_argument("thing", nargs="?", default="", metavar="THING",
+                        help="check only this: a path, a pid, a user, a process or program name (its profile and flags)")
     parser.add_argument("--json", action="store_true", help="print a JSON object (findings, worst, exit_status)")
+    parser.add_argument("--allow-path", action="append", default=[], metavar="DIR",
+                        help="with THING: also allow reading under DIR (repeatable)")
     parser.add_argument("--family", action="append", default=[], metavar="NAME",
                         help="check only this family (repeatable): " + ", ".join(a.family for a in ANALYZERS))
     parser.set_defaults(handler=cmd_check)
@@ -40,6 +46,10 @@ def _families(asked: list[str]) -> list[str] | None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.thing:
+        from appliance.tools.registry import default_registry  # only a THING needs the tools
+
+        return check_thing.show(default_registry(extra_roots=args.allow_path), args.thing, args.json)
     families = _families(args.family)
     started = time.monotonic()
     findings = by_severity(run_all(Readings(), families=families, timeout=TIMEOUT))

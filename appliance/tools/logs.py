@@ -7,7 +7,9 @@ masked) so one noisy line does not hide the rest, and then shows the last matchi
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import os
 import re
 from collections import Counter
@@ -23,7 +25,10 @@ from appliance.tools.runner import find_program, run_capped
 from appliance.tools.schema import Doc, MaxLen, Range
 
 TAIL_BYTES = 2 * 1024 * 1024  # how much of the end of a file is scanned
-GZIP_LIMIT = 16 * 1024 * 1024
+DECOMPRESSED_LIMIT = 16 * 1024 * 1024  # a compressed log is read decompressed up to this much
+# A rotated, compressed log by its first bytes (so a misnamed one is read too): Python's own readers.
+_OPENERS = ((b"\x1f\x8b", "gzip", lambda f: gzip.GzipFile(fileobj=f)), (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile), (b"BZh", "bzip2", bz2.BZ2File))
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 LINE_LIMIT = 300
 TEXT_LIMIT = 5000  # characters of log lines in one result
 JOURNAL_LINES = 3000
@@ -169,13 +174,23 @@ def summarise(lines: list[str], *, want: int, pattern: str, level: str) -> dict:
 
 
 def tail_lines(policy: PathPolicy, path: str, tail_bytes: int = TAIL_BYTES) -> tuple[list[str], dict]:
-    """The lines of the last `tail_bytes` of a log (of a .gz, of its first GZIP_LIMIT), through the path
-    policy, private key blocks redacted; and where they came from. Raises NotText for a binary file
-    and what the policy raises (PathDenied, FileNotFoundError, IsADirectoryError)."""
+    """The lines of the last `tail_bytes` of a log (of a gzip, xz or bzip2 one, decompressed, of its first
+    DECOMPRESSED_LIMIT), through the path policy, private key blocks redacted; and where they came from.
+    Raises NotText for a binary file and what the policy raises (PathDenied, FileNotFoundError, IsADirectoryError)."""
     fd, real, st = policy.open_file(path)
+    compression = ""
     with os.fdopen(fd, "rb") as handle:
-        if real.name.endswith(".gz"):
-            raw = gzip.GzipFile(fileobj=handle).read(GZIP_LIMIT)
+        head = handle.read(6)
+        handle.seek(0)
+        opener = next(((name, make) for magic, name, make in _OPENERS if head.startswith(magic)), None)
+        if head.startswith(_ZSTD_MAGIC):
+            raise NotText(f"{path} is zstd-compressed, and no zstd reader is installed (run_readonly cannot decompress it either)")
+        if opener is not None:
+            compression, make = opener
+            try:
+                raw = make(handle).read(DECOMPRESSED_LIMIT + 1)
+            except (OSError, EOFError, lzma.LZMAError) as exc:
+                raise NotText(f"{path} is {compression}-compressed but cannot be decompressed ({exc})") from None
             window = raw[-tail_bytes:]
             cut = len(raw) > tail_bytes
         else:
@@ -191,8 +206,11 @@ def tail_lines(policy: PathPolicy, path: str, tail_bytes: int = TAIL_BYTES) -> t
         text = text.partition("\n")[2]  # the first line of the window is probably cut in half
     lines = redact_blocks(text).splitlines()  # a key block whose BEGIN fell before the window is still masked
     source = {"path": str(real), "size": units.size(st.st_size), "modified": units.when(st.st_mtime)}
+    if compression:
+        source["compression"] = f"{compression}, read decompressed" + (
+            f" (its first {units.size(DECOMPRESSED_LIMIT)} only)" if len(raw) > DECOMPRESSED_LIMIT else "")
     if cut:
-        source["scanned"] = f"last {units.size(tail_bytes)} only"
+        source["scanned"] = f"last {units.size(tail_bytes)} only" + (" of what was decompressed" if compression else "")
     return lines, source
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from appliance.tools import (
     commands, disks, files, logs, memory, network, processes, reach, resolution, saturation, schedules, sensors, system, walk,
 )
-from appliance.tools import growth, holders, lookup, proctree, users
+from appliance.tools import growth, holders, inspect_path, inspect_program, lookup, proctree, users
 from appliance.tools.base import ERROR, Registry, ToolResult, bind, fail
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathDenied, PathPolicy
@@ -45,6 +45,9 @@ TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     growth.growth,
     holders.path_holders,
     lookup.path_lookup,
+    # Profiles of one named thing: a path, a program.
+    inspect_path.inspect_path,
+    inspect_program.inspect_program,
     # The checklist's system side: who can reach a listener, names and routes, jobs, saturation.
     reach.listening_reach,
     resolution.name_resolution,
