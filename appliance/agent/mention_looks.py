@@ -93,9 +93,22 @@ def profile_calls(paths: Sequence[str], pids: Sequence[int], ports: Sequence[int
     wanted = [(p, False) for p in paths] + [(str(p), False) for p in pids] + [(str(p), True) for p in ports] \
         + [(n, False) for n in names if _WORDLIKE.match(n)]
     for mention, is_port in wanted:
-        call = mention_call(mention, specs, port=is_port)
-        if call is not None and (mention, *call) not in calls:
-            calls.append((mention, *call))
+        found = [mention_call(mention, specs, port=is_port)]
+        if shape_of(mention) == "name" and running(mention):  # a running program: its processes too
+            found.insert(0, _first(PROFILE_TOOLS["program"], mention, specs))
+        for call in found:
+            if call is not None and (mention, *call) not in calls:
+                calls.append((mention, *call))
         if len(calls) >= limit:
             break
-    return calls
+    return calls[:limit]
+
+
+def _first(tools: Sequence[str], mention: str, specs: Sequence[ToolSpec]) -> tuple[str, dict] | None:
+    by_name = {spec.name: spec for spec in specs}
+    for tool in tools:
+        if tool in by_name:
+            call = call_with(by_name[tool], mention)
+            if call is not None:
+                return call
+    return None
