@@ -46,7 +46,7 @@ def test_an_app_folders_log_error_is_a_verdict_and_its_log_is_read_before_the_fi
     assert log and log[0].is_problem and "password authentication failed" in log[0].verdict
     assert any(f.family == "config" and not f.is_problem for f in evidence.places)
     assert evidence.topics[-1] == "log_errors" and evidence.topics[0] != "config"  # the config was not named
-    assert [look.tool for look in evidence.looks] == ["read_log", "read_log"]
+    assert [look.tool for look in evidence.looks] == ["read_log", "read_log", "inspect_path"]  # then its profile
     assert evidence.looks[0].arguments["path"] == str(app / "logs" / "billing.log")
     seen = json.dumps([look.result for look in evidence.looks]) + json.dumps([f.verdict for f in evidence.findings])
     assert "password authentication failed" in seen and PASSWORD not in seen
@@ -62,5 +62,5 @@ def test_a_healthy_app_folder_has_clean_verdicts_only(tmp_path):
 def test_a_storage_question_about_the_same_folder_measures_it_and_reads_no_log(tmp_path):
     app = _app(tmp_path, FAILED)
     evidence = _gather(tmp_path, f"which folder in {app} uses the most disk space?")
-    assert [look.tool for look in evidence.looks] == ["dir_sizes"]
+    assert [look.tool for look in evidence.looks] == ["dir_sizes", "inspect_path"]  # then its profile
     assert not any(f.family in ("log_errors", "config") and f.path and str(app) in f.path for f in evidence.places)

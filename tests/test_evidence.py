@@ -113,7 +113,7 @@ def test_a_named_log_folder_is_read_before_the_first_step(tmp_path):
     os.utime(logs / "old.log", (1_600_000_000, 1_600_000_000))
     registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
     evidence = MachineEvidence(registry, analyzers=()).gather(f"why does my app in {logs} fail?", frozenset())
-    assert [look.tool for look in evidence.looks] == ["read_log", "read_log"]
+    assert [look.tool for look in evidence.looks] == ["read_log", "read_log", "inspect_path"]  # then its profile
     assert evidence.looks[0].arguments["path"].endswith("app.log")
     assert "quota exceeded" in json.dumps(evidence.looks[0].result)
 
@@ -221,7 +221,8 @@ def test_a_space_question_naming_no_place_measures_the_fullest_filesystem(tmp_pa
         assert [look.tool for look in source.gather(read_question("which file is the biggest one on this disk?"),
                                                     frozenset()).looks] == ["largest_files"]
         named = source.gather(read_question(f"which folder under {mount} takes the most space?"), frozenset())
-        assert all(look.path == str(mount) and look.tool == "dir_sizes" for look in named.looks)
+        assert [look.tool for look in named.looks] == ["dir_sizes", "inspect_path"]  # measured, then profiled
+        assert all(look.path == str(mount) for look in named.looks)
         assert source.gather(read_question("is port 22 free?"), frozenset()).looks == ()
     finally:
         subprocess.run(["umount", str(mount)])

@@ -91,7 +91,32 @@ def _missing(ctx: ToolContext, path: str, written: str) -> dict:
                "type": "deleted file still held open", "held_open_by": rows, "flags": flag_dicts(flags)})
 
 
-@tool(reads="file", ttl=5.0, timeout=10.0, example={"path": "/etc/hosts"})
+def _storage(real: str, written: str, st: os.stat_result, data: dict, flags: list[Flag]) -> str:
+    """The filesystem the path lives on, its attributes, ACLs and capabilities, into `data` (and
+    their flags into `flags`); the mount point when it forbids executing, else ""."""
+    mount = mount_of(real)
+    noexec = ""
+    if mount is not None:
+        data["filesystem"] = {"mount_point": mount.point, "type": mount.fstype, "source": mount.source,
+                              "options": ",".join(mount.options)}
+        if mount.restrictions:
+            data["filesystem"]["restrictions"] = mount.restrictions
+        noexec = mount.point if "noexec" in mount.options else ""
+    attrs = inode_flags(real, st)
+    if isinstance(attrs, tuple):
+        shown = [a for a in attrs[0] if a in NOTABLE]
+        data["attributes"] = shown or "none of note"
+        data["lsattr"] = attrs[1]
+        flags += attribute_flags(written, attrs[0])
+    else:
+        data["attributes"] = attrs
+    for key, value in (("acl", acl(real)), ("capabilities", capabilities(real))):
+        if value:
+            data[key] = value
+    return noexec
+
+
+@tool(reads="filesystems", ttl=5.0, timeout=10.0, example={"path": "/etc/hosts"})
 def inspect_path(
     ctx: ToolContext,
     path: Annotated[str, MaxLen(512), Doc("absolute path (or ~/...)")],
@@ -117,25 +142,7 @@ def inspect_path(
     perms = permissions(st)
     data.update({"type": kind, **sizes(st), **perms, "owner": user_name(st.st_uid), "group": group_name(st.st_gid),
                  **times(st, now), "hard_links": st.st_nlink})
-    mount = mount_of(real)
-    noexec = ""
-    if mount is not None:
-        data["filesystem"] = {"mount_point": mount.point, "type": mount.fstype, "source": mount.source,
-                              "options": ",".join(mount.options)}
-        if mount.restrictions:
-            data["filesystem"]["restrictions"] = mount.restrictions
-        noexec = mount.point if "noexec" in mount.options else ""
-    attrs = inode_flags(real, st)
-    if isinstance(attrs, tuple):
-        shown = [a for a in attrs[0] if a in NOTABLE]
-        data["attributes"] = shown or "none of note"
-        data["lsattr"] = attrs[1]
-        flags += attribute_flags(written, attrs[0])
-    else:
-        data["attributes"] = attrs
-    for key, value in (("acl", acl(real)), ("capabilities", capabilities(real))):
-        if value:
-            data[key] = value
+    noexec = _storage(real, written, st, data, flags)
     locks = locks_on(st)
     if locks:
         data["locks"] = [lock.says() for lock in locks]
