@@ -134,32 +134,44 @@ def stated_facts_backed(claim: Claim, s: Situation) -> Retry | None:
     for pid in PID.findall(claim.answer):
         shows = re.compile(rf"\bpid[ =]{pid}\b", re.I)
         if not any(shows.search(t) for t in texts) and not _in_question(float(pid), s.question_text):
-            where = _where(s.book, lambda f: shows.search(f.text) is not None)
-            return Retry("backed", f"the answer names pid {pid}, which none of the cited facts shows. {where}")
+            holds = _holding(s.book, lambda f: shows.search(f.text) is not None)
+            return Retry("backed", f"the answer names pid {pid}, which none of the cited facts shows. {_where(holds)}",
+                         _cite_from(holds))
     for number, unit in stated_numbers(claim.answer):
         if number <= 1 or _in_question(number, s.question_text) or any(same_number(number, unit, q) for q in held):
             continue
         shown = f"{number:g}{(' ' + unit) if unit else ''}"
+        holds = _holding(s.book, lambda f: any(same_number(number, unit, q) for q in f.quantities))
         return Retry("backed", f"the answer states {shown}, which none of the cited facts ({', '.join(claim.cites)}) "
-                               f"holds. {_where(s.book, lambda f: any(same_number(number, unit, q) for q in f.quantities))}")
+                               f"holds. {_where(holds)}", _cite_from(holds))
     for token in [*PATH.findall(claim.answer), *ADDRESS.findall(claim.answer)]:
         token = token.rstrip(".,;:)")
         if len(token) > 1 and not any(token.lower() in t for t in texts) and token.lower() not in question:
-            return Retry("backed", f"the answer names {token}, which none of the cited facts shows. "
-                                   f"{_where(s.book, lambda f: token.lower() in f.text.lower())}")
+            holds = _holding(s.book, lambda f: token.lower() in f.text.lower())
+            return Retry("backed", f"the answer names {token}, which none of the cited facts shows. {_where(holds)}",
+                         _cite_from(holds))
     others = [label for label in s.book.known if label not in (claim.subject, MACHINE)]
     names = {label.split(" (pid ", 1)[0] for label in others if not label.startswith(("/", "port "))}
     for name in _names_in(claim.answer, sorted(names)):
         if not any(name.lower() in t for t in texts) and name.lower() not in question:
-            return Retry("backed", f"the answer names {name}, but no cited fact is about it. "
-                                   f"{_where(s.book, lambda f: name.lower() in f.text.lower())}")
+            holds = _holding(s.book, lambda f: name.lower() in f.text.lower())
+            return Retry("backed", f"the answer names {name}, but no cited fact is about it. {_where(holds)}",
+                         _cite_from(holds))
     return None
 
 
-def _where(book: FactBook, holds: Callable[[Fact], bool]) -> str:
+def _holding(book: FactBook, holds: Callable[[Fact], bool]) -> list[Fact]:
+    return [f for f in book.facts if holds(f)][:2]
+
+
+def _cite_from(found: Sequence[Fact]) -> Narrowing:
+    """A retry must cite the facts that hold what its answer stated (when some do)."""
+    return Narrowing(first_cite=tuple(f.id for f in found))
+
+
+def _where(found: Sequence[Fact]) -> str:
     """Where the facts shown hold what the answer stated, quoted, so the retry can cite them or
     read them again: a small model often cites the line nearest its answer, not the one it read."""
-    found = [f for f in book.facts if holds(f)][:2]
     if not found:
         return "No fact shown holds it: state only what the facts show."
     return "It stands in " + "; ".join(f"{f.id}: {f.text[:160]}" for f in found) + \
@@ -204,10 +216,13 @@ def _owned_by(q: Quantity, subject: Entity | None) -> bool:
 def value_about_subject(claim: Claim, s: Situation) -> Retry | None:
     """The value stands in a cited fact, held there by the claim's subject (this machine when it
     names none): a top process's size is no answer to what the machine has."""
-    if not claim.value or claim.value.lower() in ZERO_WORDS:
+    if claim.stance != "value" or not claim.value or claim.value.lower() in ZERO_WORDS:
         return None
     cited = s.cited(claim)
     numbers = stated_numbers(claim.value)
+    if not numbers and len(claim.value.split()) > 4:
+        return Retry("value", "value holds the number or the short fact asked for, as a cited fact shows it; the "
+                              "sentence goes in answer.")
     if not numbers:
         if any(claim.value.lower() in f.text.lower() for f in cited):
             return None
@@ -216,8 +231,9 @@ def value_about_subject(claim: Claim, s: Situation) -> Retry | None:
     number, unit = numbers[0]
     holders = [(f, q) for f in cited for q in f.quantities if same_number(number, unit, q)]
     if not holders:
-        return Retry("value", f"the value {claim.value!r} is in none of the cited facts. "
-                              f"{_where(s.book, lambda f: any(same_number(number, unit, q) for q in f.quantities))}")
+        found = _holding(s.book, lambda f: any(same_number(number, unit, q) for q in f.quantities))
+        return Retry("value", f"the value {claim.value!r} is in none of the cited facts. {_where(found)}",
+                     _cite_from(found))
     if any(_owned_by(q, subject) for _, q in holders):
         return None
     owner = holders[0][1].owner
