@@ -27,6 +27,7 @@ from typing import Sequence
 
 from appliance.tools.redaction import MARKER_PREFIX, marker
 from appliance.tools.redaction.blocks import redact_key_blocks
+from appliance.tools.redaction.harmless import judge
 from appliance.tools.redaction.keys import redact_keys
 from appliance.tools.redaction.names import PLACEHOLDER, classify, secret_kind, secretish
 from appliance.tools.redaction.structured import redact_structured
@@ -157,6 +158,7 @@ def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
     each word (for a caller that runs it over the whole text anyway). Never raises."""
     cmd = _Argv(argv)
     words = cmd.words
+    original = list(words)
     _mask_prefixes(cmd)
     programs = _programs(words)
     for index in range(len(words)):
@@ -169,6 +171,8 @@ def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
             if program in _SHELLS and index > at and words[index - 1] in _SCRIPT_FLAGS:
                 word = _script(word)
             cmd.set(index, _oracle(program, word))
+    changed = [after != before for after, before in zip(words, original)]
+    words = judge(words, changed, {at for _program_name, at in programs})
     return [_redact_word(word) for word in words] if text_pass else words
 
 
