@@ -31,7 +31,7 @@ _EVIDENCE = re.compile(
     # a checksum line: a hex digest, then the file it is of (sha256sum, md5sum, SHA256SUMS)
     r"|(?m:^[0-9a-f]{32,128}(?=[ \t]+\*?[\w./\-]+[ \t]*$))"
     # placeholders written where a secret is left out
-    r"|\((?:sensitive value|sensitive|redacted|hidden|secret)\)|<(?i:redacted|hidden|secret|password|token|sensitive|your[_\-]\w{1,20})>(?![^<\n]*</)"
+    r"|\((?:sensitive value|sensitive|redacted|hidden|secret)\)|<(?i:redacted|hidden|secret|password|token|sensitive|your[_\-]\w{1,20})>(?![^\n]*</)"
     r"|\$\((?:pass|gopass|op|vault|cat|security|secret-tool|bw|lpass|keyring|aws|gcloud|az|kubectl)[ \t][^()\n$`;|&]{1,120}\)"
     r"|\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?][^}\s]{0,40})?\}"
     # mysql's `(using password: YES)`, OAuth's `token_type=bearer`
