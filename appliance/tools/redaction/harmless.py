@@ -19,7 +19,7 @@ import os
 import re
 
 from appliance.tools.redaction import MARKER_PREFIX, marker
-from appliance.tools.redaction.names import PLACEHOLDER, classify, secret_kind, secretish
+from appliance.tools.redaction.names import PLACEHOLDER, classify, is_secret_value, secret_kind, secretish
 
 KIND = "unverified-word"  # a word that nothing shows to be harmless
 
@@ -162,8 +162,7 @@ def _piece(word: str, ids: bool) -> str:
         return word[:head] + marker("password")
     name, eq, value = word.partition("=")
     if eq and name and re.match(r"^[\w.\-:]+$", name):
-        kind = classify(name)
-        if kind == "secret" and value and not PLACEHOLDER.match(value):
+        if classify(name) == "secret" and is_secret_value(name, value):
             return f"{name}={marker(secret_kind(name))}"
         return f"{shown(name)}={shown(value, ids=ids or bool(_HARMLESS_OPTION.match(name)))}" if value else shown(name) + "="
     for sep in (":", "@"):
@@ -218,7 +217,7 @@ def _option_word(word: str) -> str:
     name, eq, value = word.partition("=")
     if eq:
         key = name.lstrip("-")
-        if classify(key) == "secret" and value and not PLACEHOLDER.match(value):
+        if classify(key) == "secret" and is_secret_value(key, value):
             return f"{name}={marker(secret_kind(key))}"
         return f"{name}={shown(value, ids=bool(_HARMLESS_OPTION.match(name)))}"
     if not word.startswith("--") and len(word) > 2 and word[1] in "pPw":
