@@ -172,7 +172,8 @@ def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
                 word = _script(word)
             cmd.set(index, _oracle(program, word))
     changed = [after != before for after, before in zip(words, original)]
-    words = judge(words, changed, {at for _program_name, at in programs})
+    lenient = frozenset(i for i in range(1, len(words)) if words[i - 1] == "-p" and programs[i][0] in _GLUED_ONLY)
+    words = judge(words, changed, {at for _program_name, at in programs}, lenient)
     return [_redact_word(word) for word in words] if text_pass else words
 
 
@@ -267,6 +268,11 @@ _KNOWN = frozenset({*_SHORT, *_USER_PASS, *_AFTER_WORD, *_ORACLE, *_SHELLS, "htp
                     "isql", "echo", "printf"})
 
 
+def known_program(name: str) -> bool:
+    """A program whose arguments this module knows."""
+    return name.lower() in _KNOWN
+
+
 def _programs(words: list[str]) -> list[tuple[str, int]]:
     """For each word, the program it is an argument of and that program's index: a wrapper (`env`,
     `sudo -u bob`, `nohup`, `timeout 5`) hands over to the next known program, or to the first word
@@ -300,6 +306,8 @@ def _option(cmd: _Argv, index: int, program: str) -> bool:
             cmd.set(index, f"{name}={masked}")
             return True
     for option, glued in _SHORT.get(program, ()):
+        if program in _LOGIN and "login" not in words:
+            break  # `docker run -p 8080:80`: a port; `docker login -p PW`: a password
         if word == option and program not in _GLUED_ONLY:
             if index + 1 < len(words) and not cmd.done[index + 1]:
                 cmd.set(index + 1, marker(KIND))

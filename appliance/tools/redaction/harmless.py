@@ -66,6 +66,7 @@ _USER_OPTION = re.compile(r"^-{1,2}(?:u|U|user|username|login|login-name|account
 _LOGIN_WORDS = frozenset({"login", "auth", "adduser", "add_user", "add-user", "useradd", "passwd", "chpasswd", "set-password",
                           "change_password", "change-password", "create-user", "createuser", "authenticate", "authenticate_user",
                           "user-add", "useradd", "setpassword", "set_password", "identify", "bind"})
+_KEYSTORE = re.compile(r"(?i)\.(?:p12|pfx|jks|keystore|pem|key|kdb|p8|bcfks)$")
 _SEPARATORS = re.compile(r"([,;()\[\]{}|\"'`<>]+|\s+)")
 
 
@@ -79,7 +80,7 @@ def plain(word: str) -> bool:
         return True
     if _TECH.match(word) or _FORMAT.match(word):
         return True
-    if not re.match(r"^[A-Za-z][A-Za-z0-9\-_.+']*$", word):
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9\-_.+']*$", word) or word[0].isdigit() and not re.match(r"^\d+[\-_.]", word):
         return False
     for part in re.split(r"[\-_.+']+", word):
         if not part or part.isdigit() and len(part) <= 4 or _TECH.match(part):
@@ -153,6 +154,9 @@ def shown(word: str, *, strict: bool = False, ids: bool = False) -> str:
 
 
 def _piece(word: str, ids: bool) -> str:
+    head, colon, tail = word.rpartition(":")
+    if colon and tail and _KEYSTORE.search(head):
+        return f"{shown(head)}:{marker('password')}"  # keystore.p12:PASSWORD
     if harmless(word):
         return word
     if word[0] in ":@" and len(word) > 1:
@@ -168,17 +172,16 @@ def _piece(word: str, ids: bool) -> str:
     for sep in (":", "@"):
         if sep in word.strip(sep):
             head, _, tail = word.partition(sep)
-            if sep == ":" and _EXTENSION.search(head) and re.search(r"(?i)\.(?:p12|pfx|jks|keystore|pem|key|kdb|p8|bcfks)$", head):
-                return f"{shown(head)}:{marker('password')}"  # keystore.p12:PASSWORD
             return f"{shown(head, ids=ids)}{sep}{shown(tail, ids=ids)}"
     if ids and (_HEX.match(word) or re.match(r"^[\w\-.]{1,80}$", word) and not secretish(word)):
         return word
     return marker(KIND)
 
 
-def judge(words: list[str], done: list[bool], starts: set[int]) -> list[str]:
+def judge(words: list[str], done: list[bool], starts: set[int], lenient: frozenset[int] = frozenset()) -> list[str]:
     """Every word of an argument vector not already handled (`done`), and not a program's own name
-    (`starts`), kept when shown harmless and masked otherwise (see the module docstring)."""
+    (`starts`), kept when shown harmless and masked otherwise (see the module docstring). A word in
+    `lenient` follows an option that its program says takes no value (`mysql -p shop`)."""
     out = list(words)
     user_at = -10
     login_at = -10
@@ -193,7 +196,7 @@ def judge(words: list[str], done: list[bool], starts: set[int]) -> list[str]:
             out[index] = _option_word(word)
             continue
         option = previous if previous.startswith("-") and len(previous) > 1 and "=" not in previous and not _NUMBER.match(previous) else ""
-        if option and (_PASSWORD_OPTION.match(option) or classify(option.lstrip("-")) == "secret"):
+        if option and index not in lenient and (_PASSWORD_OPTION.match(option) or classify(option.lstrip("-")) == "secret"):
             if not (done[index - 1] and words[index - 1].startswith(MARKER_PREFIX)):
                 out[index] = shown(word, strict=True)
             continue

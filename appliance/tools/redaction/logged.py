@@ -7,15 +7,19 @@ function every tool that shows a command line uses."""
 from __future__ import annotations
 
 import binascii
+import functools
 import re
 import shlex
+import shutil
 
 _EXECVE = re.compile(r"\ba(?P<n>\d{1,4})=(?:\"(?P<q>[^\"\n]*)\"|(?P<hex>[0-9A-F]{2,}|\(null\)))")
 _SUDO = re.compile(r"\bCOMMAND=(?P<cmd>[^\n]+)")
 # a history line: a prefix, then a program's word, and somewhere a password-taking option
 _HISTORY = re.compile(r"(?m)^(?P<pre>[ \t]*(?::[ \t]*\d+:\d+;|-[ \t]+cmd:[ \t]+)?(?:sudo[ \t]+)?)(?P<cmd>[\w.~/\-]*[A-Za-z][\w.\-]*[ \t][^\n]*)$")
-_PASSWORD_OPTION = re.compile(r"(?<!\S)(?:-(?:p|P|w|xp|ap|pw|pass\w*|storepass|keypass|srcstorepass|deststorepass|passin|passout|"
-                              r"password|token|secret|auth|psk|pin)\b|--[\w\-]*(?:pass|token|secret|key|auth|cred)[\w\-]*)")
+_KNOWN_START = re.compile(r"(?m)^[ \t]*(?::[ \t]*\d+:\d+;|-[ \t]+cmd:[ \t]+)?(?:sudo[ \t]+)?[a-z][\w.+\-]{0,40}[ \t]+\S")
+_PASSWORD_OPTION = re.compile(r"(?<![^\s'\"])(?:-(?:p|P|w|xp|ap|pw|pass\w*|storepass|keypass|srcstorepass|deststorepass|passin|passout|"
+                              r"password|token|secret|auth|psk|pin)\b|--[\w\-]*(?:pass|token|secret|key|auth|cred)[\w\-]*"
+                              r"|[A-Za-z]+[\-:_][\w\-:]*(?:pass(?:word|wd)|secret|token)\b|\S\.(?:p12|pfx|jks|keystore|bcfks):\S)")
 
 
 def redact_logged(text: str) -> str:
@@ -23,16 +27,25 @@ def redact_logged(text: str) -> str:
         text = "\n".join(_execve(line) if "type=EXECVE" in line else line for line in text.split("\n"))
     if "COMMAND=" in text:
         text = _SUDO.sub(lambda m: "COMMAND=" + _shell_words(m.group("cmd")), text)
-    if "-" in text and _PASSWORD_OPTION.search(text):
+    if _PASSWORD_OPTION.search(text) or _KNOWN_START.search(text):
         text = _HISTORY.sub(_history_line, text)
     return text
 
 
 def _history_line(match: re.Match) -> str:
     command = match.group("cmd")
-    if not _PASSWORD_OPTION.search(command) or re.match(r"^\d", command):
+    if re.match(r"^\d", command) or not (_PASSWORD_OPTION.search(command) or _command(command.split(None, 1)[0])):
         return match.group(0)
     return match.group("pre") + _shell_words(command)
+
+
+@functools.lru_cache(maxsize=1024)
+def _command(word: str) -> bool:
+    """A word that names a program: one whose arguments `cmdline` knows, or one on this machine's PATH."""
+    from appliance.tools.redaction.cmdline import known_program
+
+    name = word.rpartition("/")[2]
+    return known_program(name) or bool(re.match(r"^[a-z][\w.+\-]{1,40}$", name)) and shutil.which(name) is not None
 
 
 def _shell_words(command: str) -> str:

@@ -65,7 +65,7 @@ HINTS = ("pass", "pw", "pin", "otp", "seed", "mnem", "wep", "code", "secret", "t
          "contrasenya", "sess")
 
 PLACEHOLDER = re.compile(
-    r"^(?:\*+|x+|\.+|<[^>]*>|\{\{[^}]*\}\}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\([a-z_]+\)s|%[A-Za-z_]+%|none|null|nil|"
+    r"^(?:\*+|x+|\.+|<(?!%)[^>]*>|\{\{[^}]*\}\}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\([a-z_]+\)s|%[A-Za-z_]+%|none|null|nil|"
     r"true|false|yes|no|on|off|required|optional|changeme|redacted|hidden|\[REDACTED[^\]]*\]|\x00E\d+\x00)$",
     re.I,
 )

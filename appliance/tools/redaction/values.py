@@ -24,6 +24,8 @@ from appliance.tools.redaction.tokens import mask_spans, shannon_entropy
 _NEXT_ELEMENT = re.compile(
     r"<(?P<t1>[\w:.\-]{1,40})\b[^<>]*>[ \t]*(?P<key>[^<>\n]{2,64}?)[ \t]*</(?P=t1)>\s{0,200}?"
     r"<(?P<t2>[\w:.\-]{1,40})\b[^<>/]*>(?P<body>[\s\S]{0,4000}?)</(?P=t2)>")
+_WRAPPED = re.compile(r"<(?P<tag>[\w:.\-]{1,64})\b[^<>/]*>\s*<(?P<t2>(?i:value|string|data|text|content|secret|plaintext))\b[^<>/]*>"
+                      r"(?P<val>[^<>]+)</(?P=t2)>")
 _ELEMENT_TEXT = re.compile(r"<!\[CDATA\[(?P<cdata>[\s\S]*?)\]\]>|>(?P<text>[^<>]+)<")
 _CDATA = re.compile(r"<(?P<tag>[\w:.\-]{1,64})\b[^<>]*>[ \t]*<!\[CDATA\[(?P<val>[\s\S]*?)\]\]>")
 _JSON_LIST = re.compile(r"[\"'](?P<key>[^\"'\n]{2,64})[\"'][ \t]*:[ \t]*\[(?P<body>[^\[\]]{0,4000})\]")
@@ -33,27 +35,31 @@ _YAML_ITEM = re.compile(r"^(?P<indent>[ \t]*)-[ \t]+(?P<val>.+?)[ \t]*$")
 _STATS_AUTH = re.compile(r"\bstats[ \t]+auth[ \t]+[^:\s]+:(?P<val>\S+)")
 _MACRO = re.compile(r"(?m)^[ \t]*\$(?:USER\d+|[A-Z_]*PASS\w*)\$[ \t]*=[ \t]*(?P<val>.*?)[ \t]*$")
 _AUTHORIZATION = re.compile(
-    r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:[A-Za-z][\w\-.]{0,30}[ \t]+)?(?P<val>(?!\[REDACTED)[^\s\"',;]"
+    r"(?i)\b(?:proxy-)?authorization[\"']?(?:[ \t]*[:=]|[ \t]+(?=[\"']))[ \t]*[\"']?(?:[A-Za-z][\w\-.]{0,30}[ \t]+)?(?P<val>(?!\[REDACTED)[^\s\"',;]"
     r"[^\"\n\r]*?)[ \t]*(?=[\"'\r\n]|$)")
-_QUERY = re.compile(r"[?&;](?P<key>[\w.\-\[\]]{1,40})=(?P<val>[^&\s\"'#;]{12,})")
-_HEADER = re.compile(r"(?m)^[ \t]*(?P<key>X-[\w\-]{1,40}|[\w\-]{2,40}-(?:Key|Token|Auth|Signature|Session|Id))[ \t]*:[ \t]*(?P<val>\S{12,})[ \t]*$")
-_HAR_VALUE = re.compile(r"\"name\"[ \t]*:[ \t]*\"(?P<key>[^\"]{1,64})\"[ \t]*,[ \t]*\"value\"[ \t]*:[ \t]*\"(?P<val>[^\"]{12,})\"")
+_QUERY = re.compile(r"[?&;](?P<key>[\w.\-\[\]]{1,40})=(?P<val>[^&\s\"'#;]{10,})")
+_HEADER = re.compile(r"(?m)^[ \t]*(?P<key>X-[\w\-]{1,40}|[\w\-]{2,40}-(?:Key|Token|Auth|Signature|Session|Id))[ \t]*:[ \t]*(?P<val>\S{10,})[ \t]*$")
+_HAR_VALUE = re.compile(r"\"name\"[ \t]*:[ \t]*\"(?P<key>[^\"]{1,64})\"[ \t]*,[ \t]*\"value\"[ \t]*:[ \t]*\"(?P<val>[^\"]{10,})\"")
 _RECOVERY = re.compile(r"(?i)(?:recovery|backup|emergency|scratch)[ \t_\-]*(?:codes?|keys?)|\bone-time codes\b")
-_CODE_LINE = re.compile(r"^[ \t]*(?:\d+[.)][ \t]*)?(?P<val>[A-Za-z0-9]{4,6}(?:[- ][A-Za-z0-9]{4,6}){0,3}|\d{6,12})[ \t]*$")
+_CODE_LINE = re.compile(r"^[ \t]*(?:\d+[.)][ \t]*)?(?P<val>[A-Za-z0-9]{4,12}(?:[- ][A-Za-z0-9]{4,12}){0,3}|\d{6,12})[ \t]*$")
 _MNEMONIC = re.compile(r"(?m)^[ \t]*(?:\d{1,2}[.)][ \t]*)?(?P<val>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})[ \t]*$")
 _STOPWORDS = frozenset("the and of to is in for with that this on be are it as at by or an was not but from have has you we they".split())
 _PROSE_FOR = re.compile(
-    r"(?i)\b(?:password|passwd|passphrase|passcode|pin|secret|token|api[ _-]?key)[ \t]+(?:for|of|to)[ \t]+[^\s]{1,64}[ \t]+"
-    r"(?:is(?: now)?|was|=|:|will be|set to|changed to|reset to)[ \t]+[\"'`]?(?P<val>(?!\[REDACTED)[^\s\"'`]{4,}?)[\"'`]?[.,;!)]?(?=\s|$)")
+    r"(?i)\b(?:password|passwd|passphrase|passcode|pin|secret|token|api[ _-]?key)(?:[ \t]+(?:for|of|to)[ \t]+[^\s]{1,64})?[ \t]+"
+    r"(?:is(?: now)?|was|=|:|will be|set to|changed to|reset to)[ \t]+[\"'`]?(?P<val>(?!\[REDACTED)(?=[^\s\"'`]*(?:\d|[^\w\s]))[^\s\"'`]{4,}?)[\"'`]?[.,;!)]?(?=\s|$)")
 
-_has_any = needle_test(("</", "cdata", "[", "stats", "$", "authoriz", "=", ":", "recovery", "backup", "emergency", "scratch",
+_GRUB = re.compile(r"\bgrub\.pbkdf2\.sha\d+\.\d+\.(?P<val>\S+)")
+# a secret-named directive in the middle of a line (`user bob insecure-password PW`, `sentinel auth-pass
+# NAME PW`): the rest of the line is masked
+_MID_LINE = re.compile(r"(?m)\S[ \t]+(?P<key>[A-Za-z]+[\-_][\w\-]*pass(?:word|wd)?)[ \t]+(?P<val>[^\s#;][^\n#;]*?)[ \t]*$")
+_has_any = needle_test(("grub.", "pass", "</", "cdata", "[", "stats", "$", "authoriz", "=", ":", "recovery", "backup", "emergency", "scratch",
                         "one-time", " for ", " of ", " to "))
 
 
 def _tokenish(value: str) -> bool:
     """A value that looks generated, whatever its case or alphabet: letters and digits mixed, high entropy."""
     value = value.strip()
-    if value.startswith(MARKER_PREFIX) or len(value) < 12 or PLACEHOLDER.match(value) or value.isdigit() or "/" in value.strip("/"):
+    if value.startswith(MARKER_PREFIX) or len(value) < 10 or PLACEHOLDER.match(value) or value.isdigit() or "/" in value.strip("/"):
         return False
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
@@ -83,6 +89,11 @@ def redact_values(text: str) -> str:
                     group = "cdata" if piece.group("cdata") is not None else "text"
                     if piece.group(group).strip() and not PLACEHOLDER.match(piece.group(group).strip()):
                         spans.append((offset + piece.start(group), offset + piece.end(group), secret_kind(key)))
+    if "</" in text:
+        for match in _WRAPPED.finditer(text):
+            if _secret_name(match.group("tag").rpartition(":")[2]) and match.group("val").strip() \
+                    and not PLACEHOLDER.match(match.group("val").strip()):
+                spans.append((*match.span("val"), secret_kind(match.group("tag"))))
     if "cdata" in lowered:
         for match in _CDATA.finditer(text):
             if classify(match.group("tag").rpartition(":")[2]) == "secret" and match.group("val").strip():
@@ -97,7 +108,9 @@ def redact_values(text: str) -> str:
                         spans.append((base + item.start(group), base + item.end(group), secret_kind(match.group("key"))))
     spans += _line_state(text)
     for needle, regex, kind in (("stats", _STATS_AUTH, "password"), ("$", _MACRO, "password"), ("authoriz", _AUTHORIZATION, "auth-header"),
-                                (" for ", _PROSE_FOR, "password"), (" of ", _PROSE_FOR, "password"), (" to ", _PROSE_FOR, "password")):
+                                ("pass", _PROSE_FOR, "password"), ("secret", _PROSE_FOR, "password"), ("token", _PROSE_FOR, "password"),
+                                ("pin", _PROSE_FOR, "password"), ("key", _PROSE_FOR, "password"), ("grub.", _GRUB, "password-hash"),
+                                ("pass", _MID_LINE, "password")):
         if needle in lowered:
             for match in regex.finditer(text):
                 value = match.group("val").strip()
