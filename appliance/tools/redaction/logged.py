@@ -16,10 +16,14 @@ _EXECVE = re.compile(r"\ba(?P<n>\d{1,4})=(?:\"(?P<q>[^\"\n]*)\"|(?P<hex>[0-9A-F]
 _SUDO = re.compile(r"\bCOMMAND=(?P<cmd>[^\n]+)")
 # a history line: a prefix, then a program's word, and somewhere a password-taking option
 _HISTORY = re.compile(r"(?m)^(?P<pre>[ \t]*(?::[ \t]*\d+:\d+;|-[ \t]+cmd:[ \t]+)?(?:sudo[ \t]+)?)(?P<cmd>[\w.~/\-]*[A-Za-z][\w.\-]*[ \t][^\n]*)$")
+# a line that starts like a command: a program's word, then an option, a URL or a path among its words
+_PROGRAM_WORD = re.compile(r"^[a-z][\w.+\-]{0,40}[ \t]+[a-z0-9]")
+_ARGUMENTS = re.compile(r"[ \t](?:--?[A-Za-z]|/|~/|\./)|://")
+_ASSIGNED = re.compile(r"\w[\"']?[ \t]*(?:=|:|=>)[ \t]+\S")  # `key = value`, `key: value`: configuration, not a command
 _KNOWN_START = re.compile(r"(?m)^[ \t]*(?::[ \t]*\d+:\d+;|-[ \t]+cmd:[ \t]+)?(?:sudo[ \t]+)?[a-z][\w.+\-]{0,40}[ \t]+\S")
 _PASSWORD_OPTION = re.compile(r"(?<![^\s'\"])(?:-(?:p|P|w|xp|ap|pw|pass\w*|storepass|keypass|srcstorepass|deststorepass|passin|passout|"
                               r"password|token|secret|auth|psk|pin)\b|--[\w\-]*(?:pass|token|secret|key|auth|cred)[\w\-]*"
-                              r"|[A-Za-z]+[\-:_][\w\-:]*(?:pass(?:word|wd)|secret|token)\b|\S\.(?:p12|pfx|jks|keystore|bcfks):\S)")
+                              r"|[A-Za-z]+[\-:_][\w\-:]*(?:pass(?:word|wd)|secret|token)\b|\S*\.(?:p12|pfx|jks|keystore|bcfks):\S)")
 
 
 def redact_logged(text: str) -> str:
@@ -34,7 +38,8 @@ def redact_logged(text: str) -> str:
 
 def _history_line(match: re.Match) -> str:
     command = match.group("cmd")
-    if re.match(r"^\d", command) or not (_PASSWORD_OPTION.search(command) or _command(command.split(None, 1)[0])):
+    if re.match(r"^(?:\d|[^\s=:]+[ \t]*[=:])", command) or _ASSIGNED.search(command) or not (_PASSWORD_OPTION.search(command) or _command(command.split(None, 1)[0])
+                                         or _ARGUMENTS.search(command) and _PROGRAM_WORD.match(command)):
         return match.group(0)
     return match.group("pre") + _shell_words(command)
 
