@@ -25,6 +25,7 @@ from typing import Any
 from appliance.tools.redaction import MARKER_PREFIX, marker
 from appliance.tools.redaction.blocks import redact_key_blocks
 from appliance.tools.redaction.command_text import redact_command_text
+from appliance.tools.redaction.engine import redact_engine
 from appliance.tools.redaction.evidence import shield, unshield
 from appliance.tools.redaction.keys import redact_keys
 from appliance.tools.redaction.names import PLACEHOLDER, classify, secret_kind, secretish
@@ -50,7 +51,7 @@ def redact(text: str) -> str:
     return unshield(text, kept)
 
 
-_PASSES = (redact_key_blocks, redact_urls, redact_tokens, redact_split, redact_structured, redact_values, redact_command_text, redact_keys,
+_PASSES = (redact_key_blocks, redact_urls, redact_tokens, redact_split, redact_structured, redact_values, redact_command_text, redact_keys, redact_engine,
            redact_bare)
 
 

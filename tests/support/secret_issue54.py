@@ -25,7 +25,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("mysqldump", "-u root --password {c} --all-databases"), ("mariadb", "-uroot -p{c}"),
     ("psql", "postgresql://app:{c}@db1:5432/shop"), ("pg_dump", "--dbname=postgres://bk:{c}@db1/shop"),
     ("curl", "-u admin:{c} https://api.internal/health"), ("curl", "--user deploy:{c} -sS https://x.example.org"),
-    ("curl", "-H Authorization:\x1fToken {c} https://api.internal"), ("wget", "--password={c} --user=bob ftp://files.example.org/a"),
+    ("curl", "-H Authorization:\x1fToken\x1f{c} https://api.internal"), ("wget", "--password={c} --user=bob ftp://files.example.org/a"),
     ("wget", "--http-password {c} https://files.example.org/b"), ("sshpass", "-p {c} ssh bob@10.0.0.4"),
     ("sshpass", "-p{c} scp a.txt bob@10.0.0.4:/tmp"), ("keytool", "-list -keystore /etc/app/ks.jks -storepass {c}"),
     ("keytool", "-importkeystore -srcstorepass {c} -deststorepass {c}x -srckeystore in.p12"),

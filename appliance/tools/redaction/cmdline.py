@@ -29,6 +29,7 @@ from appliance.tools.redaction import MARKER_PREFIX, marker
 from appliance.tools.redaction.blocks import redact_key_blocks
 from appliance.tools.redaction.harmless import judge
 from appliance.tools.redaction.keys import redact_keys
+from appliance.tools.redaction.oracle import oracle_login
 from appliance.tools.redaction.names import PLACEHOLDER, classify, secret_kind, secretish
 from appliance.tools.redaction.structured import redact_structured
 from appliance.tools.redaction.tokens import redact_bare, redact_tokens
@@ -103,8 +104,6 @@ _AFTER_WORD: dict[str, frozenset[str]] = {
 }
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox", "fish"})
 _ENV_WORD = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>.*)$", re.S)
-_ORACLE_LOGIN = re.compile(r"^(?P<user>[\w$#.\"]+)/(?P<pw>[^@\s]+)(?P<rest>@\S+)?$")
-_USERID = re.compile(r"(?i)^(?P<key>userid|user_id|connect|login)=(?P<user>[\w$#.\"]+)/(?P<pw>[^@\s]+)(?P<rest>@\S+)?$")
 _NAME = re.compile(r"^[A-Za-z_][\w.\-]{1,63}$")
 _OPTION_WORD = re.compile(r"^--?[A-Za-z][\w.\-]*$")
 
@@ -170,7 +169,7 @@ def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
             word = words[index]
             if program in _SHELLS and index > at and words[index - 1] in _SCRIPT_FLAGS:
                 word = _script(word)
-            cmd.set(index, _oracle(program, word))
+            cmd.set(index, oracle_login(program in _ORACLE, word))
     changed = [after != before for after, before in zip(words, original)]
     lenient = frozenset(i for i in range(1, len(words)) if words[i - 1] == "-p" and programs[i][0] in _GLUED_ONLY)
     words = judge(words, changed, {at for _program_name, at in programs}, lenient)
@@ -394,15 +393,3 @@ def _mask_nth(cmd: _Argv, index: int, positionals: list[int], nth: int) -> bool:
         cmd.set(index, marker(KIND))
         return True
     return False
-
-
-def _oracle(program: str, word: str) -> str:
-    """`user/password@service` for Oracle's tools, and `userid=user/password@db` anywhere."""
-    match = _USERID.match(word)
-    if match:
-        return f"{match.group('key')}={match.group('user')}/{marker(KIND)}{match.group('rest') or ''}"
-    if program in _ORACLE:
-        match = _ORACLE_LOGIN.match(word)
-        if match and not word.startswith("/") and not _masked(match.group("pw")):
-            return f"{match.group('user')}/{marker(KIND)}{match.group('rest') or ''}"
-    return word

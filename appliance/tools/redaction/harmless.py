@@ -162,8 +162,8 @@ def _piece(word: str, ids: bool) -> str:
     if word[0] in ":@" and len(word) > 1:
         return word[0] + shown(word[1:], ids=ids)
     if word.lower().startswith(_PASSWORD_PREFIX):
-        head = word.index(":") + 1
-        return word[:head] + marker("password")
+        cut = word.index(":") + 1
+        return word[:cut] + marker("password")
     name, eq, value = word.partition("=")
     if eq and name and re.match(r"^[\w.\-:]+$", name):
         if classify(name) == "secret" and is_secret_value(name, value):

@@ -19,7 +19,7 @@ _HISTORY = re.compile(r"(?m)^(?P<pre>[ \t]*(?::[ \t]*\d+:\d+;|-[ \t]+cmd:[ \t]+)
 # a line that starts like a command: a program's word, then an option, a URL or a path among its words
 _PROGRAM_WORD = re.compile(r"^[a-z][\w.+\-]{0,40}[ \t]+[a-z0-9]")
 _ARGUMENTS = re.compile(r"[ \t](?:--?[A-Za-z]|/|~/|\./)|://")
-_ASSIGNED = re.compile(r"\w[\"']?[ \t]*(?:=|:|=>)[ \t]+\S")  # `key = value`, `key: value`: configuration, not a command
+_ASSIGNED = re.compile(r"(?:^|\s)[A-Za-z_][\w.]*[\"']?(?:[ \t]*(?:=>|:=|=)|:[ \t]+)")  # `key = value`, `key: value`: configuration, not a command
 _KNOWN_START = re.compile(r"(?m)^[ \t]*(?::[ \t]*\d+:\d+;|-[ \t]+cmd:[ \t]+)?(?:sudo[ \t]+)?[a-z][\w.+\-]{0,40}[ \t]+\S")
 _PASSWORD_OPTION = re.compile(r"(?<![^\s'\"])(?:-(?:p|P|w|xp|ap|pw|pass\w*|storepass|keypass|srcstorepass|deststorepass|passin|passout|"
                               r"password|token|secret|auth|psk|pin)\b|--[\w\-]*(?:pass|token|secret|key|auth|cred)[\w\-]*"

@@ -103,9 +103,9 @@ def redact_values(text: str) -> str:
             if _secret_name(match.group("key")):
                 base = match.start("body")
                 for item in _QUOTED.finditer(match.group("body")):
-                    group = 1 if item.group(1) is not None else 2
-                    if item.group(group) and not PLACEHOLDER.match(item.group(group)):
-                        spans.append((base + item.start(group), base + item.end(group), secret_kind(match.group("key"))))
+                    number = 1 if item.group(1) is not None else 2
+                    if item.group(number) and not PLACEHOLDER.match(item.group(number)):
+                        spans.append((base + item.start(number), base + item.end(number), secret_kind(match.group("key"))))
     spans += _line_state(text)
     for needle, regex, kind in (("stats", _STATS_AUTH, "password"), ("$", _MACRO, "password"), ("authoriz", _AUTHORIZATION, "auth-header"),
                                 ("pass", _PROSE_FOR, "password"), ("secret", _PROSE_FOR, "password"), ("token", _PROSE_FOR, "password"),
