@@ -11,11 +11,14 @@ placeholders) is set aside first and put back last (`evidence`). The passes, in 
 lines), passwords and tokens in URLs (parsed), tokens whose shape gives them away (the project's
 table after the gitleaks rule set, and Yelp's detect-secrets regex plugins), masked to the token's
 end; tokens split across two lines; secrets only a line's structure gives away (credential files,
-SQL, protocol traces, `name:`/`value:` pairs, long values after a secret word in prose); commands
-quoted in text, redacted as argument vectors (`cmdline`, which the process tools call on
-/proc/PID/cmdline directly); values of keys that name a secret (detect-secrets' keyword list and its
-keyword detector as a second opinion); and last random-looking bare tokens and base64 that decodes
-to a credential. Speed: see docs/tools.md.
+SQL, protocol traces, `name:`/`value:` pairs, long values after a secret word in prose); values their
+place in a structure gives away (`values`: the next element or list under a secret name, CDATA, any
+Authorization scheme, tokens in log fields, recovery codes, mnemonics); commands quoted in text and
+logged commands (auditd, sudo, shell histories), redacted as argument vectors (`cmdline`, which the
+process tools call on /proc/PID/cmdline directly, and which keeps a word only when `harmless` shows
+it is no secret); values of keys that name a secret (detect-secrets' keyword list and its keyword
+detector as a second opinion); Kingfisher's rule set (`engine`); and last random-looking bare tokens
+and base64 that decodes to a credential. Speed: scripts/bench_redact.py (`--log-mb 50 --baseline main`).
 """
 
 from __future__ import annotations
