@@ -9,6 +9,11 @@ false-positive rate on 10,000 ordinary log lines).
 
     .venv/bin/python scripts/bench_redact.py            # 200 observations, against the redactor of 0626d30
     .venv/bin/python scripts/bench_redact.py --n 500 --chars 8000 --baseline HEAD~5
+    .venv/bin/python scripts/bench_redact.py --log-mb 50 --baseline main   # a 50 MB log, before and after
+
+`--log-mb N` times a log of N MB instead (ordinary lines with one planted secret line in ten, cut
+into observations of `--chars` characters, as the tools hand text to the redactor), through today's
+redactor and the baseline's in the same run, and prints both throughputs and their ratio.
 
 The baseline (`--baseline REV`, default the commit before issue 33's work; `--baseline none` to skip)
 is the redactor as it was at that commit, taken from git (`git archive` of `appliance/` into a
@@ -109,12 +114,36 @@ def _timing_line(name: str, times: list[float], cpu: list[float]) -> str:
             f"total {sum(cpu):.0f} ms)")
 
 
+def log_chunks(megabytes: float, chars: int) -> list[str]:
+    """A log of `megabytes` MB as observations of `chars` characters."""
+    one = observations(200, chars)
+    out, size, i = [], 0, 0
+    while size < megabytes * 1e6:
+        out.append(one[i % len(one)])
+        size += len(out[-1])
+        i += 1
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200, help="observations to time")
     parser.add_argument("--chars", type=int, default=5000, help="characters per observation")
     parser.add_argument("--baseline", default=BASELINE, help="the git revision to compare with, or none")
+    parser.add_argument("--log-mb", type=float, default=0.0, help="time a log of this many MB instead")
     args = parser.parse_args()
+    if args.log_mb:
+        texts = log_chunks(args.log_mb, args.chars)
+        megabytes = sum(len(t.encode()) for t in texts) / 1e6
+        old = baseline(args.baseline, texts, [], []) if args.baseline != "none" else None
+        times, cpu = timed(texts)
+        print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+        print(f"log: {megabytes:.1f} MB in {len(texts)} observations of {args.chars} characters")
+        print(f"redact now: {sum(times) / 1000:.1f} s ({megabytes / (sum(times) / 1000):.2f} MB/s)")
+        if old:
+            print(f"redact at {args.baseline}: {sum(old['times']) / 1000:.1f} s ({megabytes / (sum(old['times']) / 1000):.2f} MB/s)")
+            print(f"cost now / at {args.baseline}: {sum(times) / sum(old['times']):.2f}x")
+        return 0
     texts = observations(args.n, args.chars)
     entries = secret_corpus.entries(seed=15)
     lines = secret_corpus.ordinary_lines(10_000, seed=7) + secret_corpus.ordinary_config_lines(2_000, seed=8)

@@ -68,6 +68,7 @@ MACHINE_FILES = {
     "test_eval_scenarios.py": "plants every scenario's fault and checks by name that nothing is left",
     "test_eval_scoring.py": "plants every family's fault and control at once",
     "test_redact_corpus_live.py": "plants secrets in real process command lines and mount sources",
+    "test_redact_issue54.py": "plants 124 real processes with secrets on their command lines, all holding one file",
     "test_redact_cmdline_live.py": "plants processes with passwords on their command lines, a CPU hog and a memory "
                                    "hog that must be listed by top_processes and memory_report",
     "test_threads.py": "chooses threads from the cores that are idle machine-wide",
@@ -148,6 +149,7 @@ BESIDE = {
                                       "could change it, beside the parallel tests or on any shared machine",
     "test_tools_safety.py": "asserts that its own canaries' secrets appear in no tool result and that its own "
                             "tree is unchanged",
+    "test_redact_issue54.py": "asserts on its own processes (by pid) and that its own canaries appear in no tool's result",
     "test_redact_cmdline_live.py": "asserts on its own processes (by pid) and that its own secrets appear nowhere; "
                                    "its CPU hog and 900 MB process must be among the top 25 by CPU and top 20 by memory",
     "test_redact_corpus_live.py": "asserts that its own secrets appear nowhere and its own mounts are listed; its "

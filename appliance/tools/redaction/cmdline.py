@@ -27,7 +27,9 @@ from typing import Sequence
 
 from appliance.tools.redaction import MARKER_PREFIX, marker
 from appliance.tools.redaction.blocks import redact_key_blocks
+from appliance.tools.redaction.harmless import judge
 from appliance.tools.redaction.keys import redact_keys
+from appliance.tools.redaction.oracle import oracle_login
 from appliance.tools.redaction.names import PLACEHOLDER, classify, secret_kind, secretish
 from appliance.tools.redaction.structured import redact_structured
 from appliance.tools.redaction.tokens import redact_bare, redact_tokens
@@ -102,8 +104,6 @@ _AFTER_WORD: dict[str, frozenset[str]] = {
 }
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox", "fish"})
 _ENV_WORD = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<val>.*)$", re.S)
-_ORACLE_LOGIN = re.compile(r"^(?P<user>[\w$#.\"]+)/(?P<pw>[^@\s]+)(?P<rest>@\S+)?$")
-_USERID = re.compile(r"(?i)^(?P<key>userid|user_id|connect|login)=(?P<user>[\w$#.\"]+)/(?P<pw>[^@\s]+)(?P<rest>@\S+)?$")
 _NAME = re.compile(r"^[A-Za-z_][\w.\-]{1,63}$")
 _OPTION_WORD = re.compile(r"^--?[A-Za-z][\w.\-]*$")
 
@@ -157,6 +157,7 @@ def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
     each word (for a caller that runs it over the whole text anyway). Never raises."""
     cmd = _Argv(argv)
     words = cmd.words
+    original = list(words)
     _mask_prefixes(cmd)
     programs = _programs(words)
     for index in range(len(words)):
@@ -168,7 +169,10 @@ def redact_argv(argv: Sequence[str], *, text_pass: bool = True) -> list[str]:
             word = words[index]
             if program in _SHELLS and index > at and words[index - 1] in _SCRIPT_FLAGS:
                 word = _script(word)
-            cmd.set(index, _oracle(program, word))
+            cmd.set(index, oracle_login(program in _ORACLE, word))
+    changed = [after != before for after, before in zip(words, original)]
+    lenient = frozenset(i for i in range(1, len(words)) if words[i - 1] == "-p" and programs[i][0] in _GLUED_ONLY)
+    words = judge(words, changed, {at for _program_name, at in programs}, lenient)
     return [_redact_word(word) for word in words] if text_pass else words
 
 
@@ -263,6 +267,11 @@ _KNOWN = frozenset({*_SHORT, *_USER_PASS, *_AFTER_WORD, *_ORACLE, *_SHELLS, "htp
                     "isql", "echo", "printf"})
 
 
+def known_program(name: str) -> bool:
+    """A program whose arguments this module knows."""
+    return name.lower() in _KNOWN
+
+
 def _programs(words: list[str]) -> list[tuple[str, int]]:
     """For each word, the program it is an argument of and that program's index: a wrapper (`env`,
     `sudo -u bob`, `nohup`, `timeout 5`) hands over to the next known program, or to the first word
@@ -296,6 +305,8 @@ def _option(cmd: _Argv, index: int, program: str) -> bool:
             cmd.set(index, f"{name}={masked}")
             return True
     for option, glued in _SHORT.get(program, ()):
+        if program in _LOGIN and "login" not in words:
+            break  # `docker run -p 8080:80`: a port; `docker login -p PW`: a password
         if word == option and program not in _GLUED_ONLY:
             if index + 1 < len(words) and not cmd.done[index + 1]:
                 cmd.set(index + 1, marker(KIND))
@@ -382,15 +393,3 @@ def _mask_nth(cmd: _Argv, index: int, positionals: list[int], nth: int) -> bool:
         cmd.set(index, marker(KIND))
         return True
     return False
-
-
-def _oracle(program: str, word: str) -> str:
-    """`user/password@service` for Oracle's tools, and `userid=user/password@db` anywhere."""
-    match = _USERID.match(word)
-    if match:
-        return f"{match.group('key')}={match.group('user')}/{marker(KIND)}{match.group('rest') or ''}"
-    if program in _ORACLE:
-        match = _ORACLE_LOGIN.match(word)
-        if match and not word.startswith("/") and not _masked(match.group("pw")):
-            return f"{match.group('user')}/{marker(KIND)}{match.group('rest') or ''}"
-    return word

@@ -12,6 +12,7 @@ from appliance.tools.redaction import marker
 from appliance.tools.redaction.cmdline import (
     _AFTER_WORD, _ORACLE, _SHORT, _USER_PASS, KIND, _reads_password, _script, redact_argv,
 )
+from appliance.tools.redaction.logged import redact_logged
 from appliance.tools.redaction.names import classify
 
 
@@ -28,7 +29,10 @@ _TOKEN = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"|;&()<>]+|[|;&()<>]+""")
 
 def redact_command_text(text: str) -> str:
     """Each line of `text` that runs a known program (`... sqlcmd -S db -P PW`, `sqlplus u/PW@db`) with
-    that command's words redacted as an argument vector (`redact_argv`), the rest of the line as it was."""
+    that command's words redacted as an argument vector (`redact_argv`), the rest of the line as it was;
+    logged commands (auditd's EXECVE records, sudo's `COMMAND=`, a shell history's lines that give an
+    option a password) the same way."""
+    text = redact_logged(text)
     piped = "|" in text and ("echo" in text or "printf" in text)
     named = _PROGRAM_SET.intersection(_NAME_WORD.findall(text))  # cheaper than the regex over the whole text
     if not piped and not named:

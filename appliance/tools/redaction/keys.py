@@ -58,8 +58,8 @@ _SPECIAL = [(kind, needle_test(needles.split("|")), re.compile(pattern)) for kin
     ("password", "-pass|-k", r"(?<!\S)-(?:pass(?:in|out)?|passphrase|k)[ \t]+(?:pass:|env:)?(?P<val>\S+)"),
     ("password", "htpasswd", r"\bhtpasswd\b[ \t]+-\w*b\w*[ \t]+\S+[ \t]+\S+[ \t]+(?P<val>\S+)"),
     # headers
-    ("auth-header", "authoriz", r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|digest|negotiate|apikey|"
-     r"sso-key|key)[ \t]+)?(?P<val>(?!\[REDACTED)[^\s\"',;]{6,}(?:[ \t]*,[ \t]*[^\s\"',;]+)*)"),
+    ("auth-header", "authoriz", r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:[A-Za-z][\w\-.]{0,30}[ \t]+)?"
+     r"(?P<val>(?!\[REDACTED)(?![^\s\"',;]+[ \t]+\[REDACTED)[^\s\"',;]{6,}(?:[ \t]*,[ \t]*[^\s\"',;]+)*)"),
     ("cookie", "cookie", r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?P<val>[^\r\n]+)"),
 )]
 _DEFINE = re.compile(r"(?i)\bdefine\(\s*(['\"])(?P<key>[^'\"]{1,64})\1\s*,\s*(['\"])(?P<val>.*?)(?<!\\)\3")

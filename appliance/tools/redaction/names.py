@@ -44,14 +44,19 @@ _OWN_WORDS = (
 _WORDS = "|".join((*_OWN_WORDS, *DETECT_SECRETS_WORDS))
 _SHORT = r"pwd|pw|pass|psk|sas|pin"  # secret only after a separator: DB_PASS yes, bypass no
 
-_SECRET_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})$|^[\w.\-]*[_.\-](?:{_SHORT})$|^(?:psk|pw|pwd|pass)$")
+# names that end in `pass` or name a key slot without saying password (`remotepass`, `wep_key0`,
+# `pin`, `mnemonic`, a Nagios `$USER3$` resource macro)
+_GLUED_PASS = (r"(?:remote|auth|user|db|root|admin|smtp|ftp|mail|ldap|bind|proxy|ssh|sql|api|master|mqtt|vnc|wifi|wlan|net|sys|"
+               r"app|web|login|my|super|server|client|sa|sudo|enable|vpn|radius|snmp|rpc|xmpp|irc|nick|oper|ident)_?pass(?:wd)?")
+_SECRET_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})$|^[\w.\-]*[_.\-](?:{_SHORT})$|^(?:psk|pw|pwd|pass|pin)$"
+                          rf"|^[\w.\-]*?{_GLUED_PASS}$|^wep_?key\d*$|^[\w.\-]*(?:mnemonic|seed_?phrase|seed_?words)$|^\$USER\d+\$$")
 _SUFFIXED_NAME = re.compile(rf"(?i)^[\w.\-]*?(?:{_WORDS})[\w.\-]+$|^(?:{_SHORT})$")
 _MAYBE_NAME = re.compile(
     r"(?i)(?:^|[_.\-])(?:key|auth|session|sid|sig|signature|cookie|salt|nonce|bearer|jwt|dsn|cert|pat|access|license|"
     r"hmac|otp)$|^[a-z]*(?:key|auth|session|signature|cookie|salt|nonce|bearer|jwt|dsn)$|^[\w.\-]*sess(?:ion)?[_\-]?id$"
 )
 # Cheap pre-test: a name holds one of these (lower-cased) before the regexes above are tried.
-HINTS = ("pass", "pw", "pin", "otp", "seed", "code", "secret", "token", "key", "cred", "string", "auth", "session", "sid", "sig", "cookie", "salt",
+HINTS = ("pass", "pw", "pin", "otp", "seed", "mnem", "wep", "code", "secret", "token", "key", "cred", "string", "auth", "session", "sid", "sig", "cookie", "salt",
          "nonce", "bearer", "jwt", "dsn", "cert", "psk", "sas", "pat", "access", "license", "hmac", "otp", "pin",
          "contrase", "senha", "parol", "пароль", "密", "口令", "パスワード", "비밀번호", "has", "sifre", "şifre", "clave",
          "geheim", "segre", "wacht", "kennw", "mot", "heslo", "jelsz", "l\u00f6senord", "losenord", "salasana", "adgangs",
@@ -60,8 +65,8 @@ HINTS = ("pass", "pw", "pin", "otp", "seed", "code", "secret", "token", "key", "
          "contrasenya", "sess")
 
 PLACEHOLDER = re.compile(
-    r"^(?:\*+|x+|\.+|<[^>]*>|\{\{[^}]*\}\}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\([a-z_]+\)s|%[A-Za-z_]+%|none|null|nil|"
-    r"true|false|yes|no|on|off|required|optional|changeme|redacted|hidden|\[REDACTED[^\]]*\])$",
+    r"^(?:\*+|x+|\.+|<(?!%)[^>]*>|\{\{[^}]*\}\}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\([a-z_]+\)s|%[A-Za-z_]+%|none|null|nil|"
+    r"true|false|yes|no|on|off|required|optional|changeme|redacted|hidden|\[REDACTED[^\]]*\]|\x00E\d+\x00)$",
     re.I,
 )
 _KINDS = [

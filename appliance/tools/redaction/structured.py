@@ -91,7 +91,7 @@ _LINE_RULES = [(test, re.compile(("(?m)^" if anchored else "(?m)") + pattern.rep
     (lambda line: "LOGIN " in line, r"(?:[\s>C:]*)?[A-Za-z]?\d{1,6}[ \t]+LOGIN[ \t]+\S+[ \t]+(?P<val>\"[^\"]*\"|\S+)[ \t]*$", True, "password"),
 )]
 # rsyncd secrets: user:password alone on a line; the password must look like one (not `status:ok`)
-_USER_COLON_PW = re.compile(r"(?m)^[ \t]*(?P<user>[\w.\-@]{1,64}):(?P<val>[^\s:]{6,})[ \t]*$")
+_USER_COLON_PW = re.compile(r"(?m)^[ \t]*(?P<user>[\w.@][\w.\-@]{0,63}):(?P<val>[^\s:]{6,})[ \t]*$")
 # The kernel's names of its own objects, TYPE:NAME ("memfd:sealed-91", a process or a mapping named
 # after a memfd; "anon_inode:[eventfd]"): no account's name, so no user:password line.
 _KERNEL_OBJECTS = frozenset({"memfd", "anon_inode", "dmabuf"})
