@@ -82,8 +82,8 @@ SEALED_FAMILIES: tuple[Family, ...] = (
     Family(
         "script_format", "a bash script saved with Windows line endings; control: the same script with Unix ones",
         files.plant_script_format, files.control_script_format,
-        "Running {path} fails with 'bad interpreter: No such file or directory', but bash is installed. What is "
-        "wrong with the script?",
+        "Running {path} fails with 'cannot execute: required file not found', though the file is there and bash "
+        "is installed. What is wrong with the script?",
         "i copied my deploy script to {path} and now it wont run, says no such file or directory?? its right there",
         "Is there anything in {path} that would stop it from running?",
         "will {path} run ok if i start it?",

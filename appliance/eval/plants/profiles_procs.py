@@ -81,7 +81,9 @@ def _job(sandbox: Sandbox, pinned_to: int | None) -> tuple[int, str, list[int]]:
     cpus = machine_cpus()
     if len(cpus) < 2:
         raise SandboxError("this machine has one CPU: a job pinned to one of them is no different")
-    pin = f"os.sched_setaffinity(0, {{{pinned_to}}})\n" if pinned_to is not None else ""
+    # every thread, the evaluator watch started before this code too (what `taskset -a -p` does)
+    pin = (f"for task in os.listdir('/proc/self/task'):\n    os.sched_setaffinity(int(task), {{{pinned_to}}})\n"
+           if pinned_to is not None else "")
     name = process_name("renderjob")
     pid, _ = sandbox.spawn(name, pin + _HASHING.format(threads=min(4, len(cpus))), args=["--frames", "1-240"])
     return pid, name, cpus
@@ -150,8 +152,9 @@ def control_writing_to(sandbox: Sandbox) -> Fault:
 _SEARCH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _MADE_UP = ("logsift", "snapvault", "pgrelayd", "certwarden", "dirsyncd")  # plausible, in no distribution
 _PRESENT = ("curl", "git", "openssl", "make", "rsync", "tar", "gzip")
-_DENIED = ("not installed", "isn't installed", "is not installed", "not found", "no package provides", "cannot find",
-           "can't find", "could not find", "couldn't find", "not on the path", "not in the path", "not in path")
+_DENIED = ("not installed", "isn't installed", "is not installed", "not found", "not be found", "cannot be found",
+           "can't be found", "no package provides", "cannot find", "can't find", "could not find", "couldn't find",
+           "not on the path", "not in the path", "not in path", "nowhere")
 _NOT_INSTALLED = (*_DENIED, "no package", "not present", "missing", "does not exist", "doesn't exist",
                   "no such program", "not available")
 
@@ -199,7 +202,8 @@ def control_installed(sandbox: Sandbox) -> Fault:
         raise SandboxError(f"none of {', '.join(_PRESENT)} is installed here")
     program, path = found
     package, version = _package(path) or ("", "")
-    words = tuple(w for w in ("installed", path, package, "available") if w)
+    # the package by its own name only beside the word: it is often the program's name too
+    words = ("installed", path, "available", *((f"{package} package", f"package {package}") if package else ()))
     return Fault(sandbox, {"program": program, "installed": True, "path": path, "package": package,
                            "version": version, "fault": None},
                  [never_says("says it is not installed", _DENIED), affirms(f"{program} is installed", words),
