@@ -193,39 +193,6 @@ def whole_number(label: str, value: int) -> Check:
     return check
 
 
-def names_address(label: str, addresses: Iterable[str]) -> Check:
-    """Passes when the answer names one of `addresses` (IPv4 or IPv6) whole, not as the start of a
-    longer one: 192.0.2.1 is not named by 192.0.2.12, nor by the gateway 192.0.2.1 when the truth is .2."""
-    wanted = tuple(a.lower() for a in addresses if a)
-    patterns = [re.compile(rf"(?<![\w.:]){re.escape(a)}(?![\w:]|\.\d)") for a in wanted]
-
-    def check(outcome: Outcome) -> str | None:
-        if any(p.search(outcome.text) for p in patterns):
-            return None
-        return f"does not name the {label} ({', '.join(wanted[:3])})"
-
-    return check
-
-
-_YES = re.compile(r"^\W*(?:yes|yep|yeah)\b")
-
-
-def affirms(label: str, words: Iterable[str] = ()) -> Check:
-    """A yes/no question whose truth is yes (a program is installed): the answer does not begin with
-    "No", and says yes or one of the case's own words for it (`words`, e.g. the program's path)."""
-    wanted = tuple(w.lower() for w in words if w)
-
-    def check(outcome: Outcome) -> str | None:
-        answer = outcome.answer.lower()
-        if _PLAIN_NO.search(answer):
-            return f"answers no; the truth is yes ({label})"
-        if _YES.search(answer) or any(w in outcome.text for w in wanted):
-            return None
-        return f"does not say yes ({label})"
-
-    return check
-
-
 _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 _DURATION = re.compile(
     r"(\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b(?!/)"

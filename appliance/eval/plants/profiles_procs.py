@@ -24,7 +24,8 @@ import psutil
 from appliance.eval.fault import SLEEP_FOREVER, Fault, process_name, wait_state
 from appliance.eval.reaper import SandboxError
 from appliance.eval.sandbox import Sandbox
-from appliance.eval.scoring import Outcome, affirms, mentions, names_address, never_says, no_culprit, says_no_fault
+from appliance.eval.scoring import Outcome, mentions, never_says, no_culprit, says_no_fault
+from appliance.eval.scoring_values import names_address, says_yes
 
 # -- a process stopped by a signal ----------------------------------------------------------------
 
@@ -206,7 +207,7 @@ def control_installed(sandbox: Sandbox) -> Fault:
     words = ("installed", path, "available", *((f"{package} package", f"package {package}") if package else ()))
     return Fault(sandbox, {"program": program, "installed": True, "path": path, "package": package,
                            "version": version, "fault": None},
-                 [never_says("says it is not installed", _DENIED), affirms(f"{program} is installed", words),
+                 [never_says("says it is not installed", _DENIED), says_yes(f"{program} is installed", words),
                   no_culprit(fine=words)], slots={"program": program})
 
 
