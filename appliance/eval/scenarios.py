@@ -13,8 +13,9 @@ Splits, fixed by the families' order so they never depend on a run: family i (0-
 precise control when i is odd; `dev2` gets the other two. `dev2` was called `test` until its
 failures had been read often enough to make it a second `dev` (issue 31); `test` is still accepted
 as its old name. `sealed` holds every case of the checklist families (and of the sealed half of the
-families about one named thing) and the plain phrasings of the old ones; it is never tuned on, while `dev3` holds other phrasings of the checklist families, written
-later to be tuned on (appliance/eval/checklist_dev.py); and no family name selects it (only `sealed` or a case's own
+families about one named thing) and the plain phrasings of the old ones; it is never tuned on, while
+`dev3` holds other phrasings of the checklist families, written later to be tuned on
+(appliance/eval/checklist_dev.py); and no family name selects it (only `sealed` or a case's own
 name does), so a family's run while tuning never reads a sealed case (docs/eval.md).
 """
 
