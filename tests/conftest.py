@@ -86,6 +86,10 @@ MACHINE_FILES = {
                                      "workers and a held mount, and asserts the check's machine-wide verdicts",
     "test_tools_checklist_procs.py": "plants holders, forked workers, another user's processes and a memory grower; "
                                      "its grower must rank among the fastest growing processes of the machine",
+    # the eval's families about one named thing (issue 52)
+    "test_eval_profile_plants.py": "plants a stopped process, a job pinned to one CPU that burns it, a writer, an "
+                                   "immutable file; kills an evaluator and sweeps what it left",
+    "test_eval_profile_scoring.py": "plants every family about one named thing at once (a CPU-bound job among them)",
 }
 # The folder tests that gather the first step's evidence over the whole machine.
 FOLDER_STEERS = ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",

@@ -89,6 +89,9 @@ def test_every_question_fills_its_slots_from_the_plant():
         "filesystem_full": {"mount"}, "inodes": {"mount"}, "deleted_open": {"mount"}, "readonly_fs": {"mount"},
         "disk_usage": {"root"}, "listening": {"port"}, "dependency": {"log", "port"}, "log_errors": {"log"},
         "permissions": {"log"}, "config": {"config"}, "injection": {"log"}, "secrets": {"folder"},
+        # the tuned families about one named thing (appliance/eval/families_profiles.py)
+        "immutable": {"path"}, "certificate": {"path"}, "stopped_process": {"pid", "name"},
+        "stale_pidfile": {"pidfile"}, "writing_to": {"pid", "name"},
     }
     def slots(question: str) -> set[str]:
         return {field for _, field, _, _ in string.Formatter().parse(question) if field}

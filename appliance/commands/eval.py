@@ -207,7 +207,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_scenarios(args: argparse.Namespace) -> int:
-    from appliance.eval.families import FAMILIES
+    from appliance.eval.scenarios import TUNED_FAMILIES as FAMILIES  # the old families and the tuned profile ones
     from appliance.eval.scenarios import SCENARIOS, SEALED_SCENARIOS, SPLIT_ALIASES, SUITES, UNNAMED_SCENARIOS
     from appliance.eval.sealed import SEALED_FAMILIES
 

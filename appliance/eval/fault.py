@@ -16,10 +16,12 @@ import random
 import secrets
 import socket
 import string
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from appliance.eval.reaper import SandboxError
 from appliance.eval.sandbox import Sandbox, short_token
 from appliance.eval.scoring import Check, Outcome, Verdict, judge
 
@@ -70,6 +72,21 @@ def spawn_idle(sandbox: Sandbox, base: str, args: Sequence[str] = (), setup: str
     name = process_name(base)
     pid, _ = sandbox.spawn(name, setup + "ready()" + SLEEP_FOREVER, args=args)
     return pid, name
+
+
+def wait_state(pid: int, state: str, timeout: float = 5.0) -> None:
+    """Wait until the kernel shows the process in `state` (a letter of /proc/PID/stat: D, T, ...)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                text = handle.read()
+            if text[text.rfind(")") + 2] == state:
+                return
+        except OSError:
+            pass
+        time.sleep(0.02)
+    raise SandboxError(f"process {pid} did not reach state {state}")
 
 
 def free_port() -> int:

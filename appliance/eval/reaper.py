@@ -13,7 +13,8 @@ Protocol: an abstract Unix socket (no file to clean up); a request is JSON (argv
 descriptors attached (the child's stdin and stdout, `socket.send_fds`); the reply is the child's pid.
 The reaper exits a few seconds after the evaluator's death, once its children are gone; before
 that it removes whatever the evaluator planted in /etc (appliance/eval/etc_files.py), so even a
-`kill -9` of the evaluator leaves no tagged line or file there.
+`kill -9` of the evaluator leaves no tagged line or file there, and it sends SIGCONT to its children:
+a fault stopped by SIGSTOP (its watch on the evaluator stopped with it) wakes and exits.
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ while alive(evaluator):
             except Exception as exc:
                 conn.sendall(json.dumps({"error": str(exc)}).encode())
 server.close()
+for entry in os.listdir("/proc"):  # a fault stopped by a signal cannot watch the evaluator: wake it to exit
+    try:
+        with open("/proc/%s/stat" % entry) as handle:
+            if int(handle.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                os.kill(int(entry), 18)  # SIGCONT
+    except (ValueError, IndexError, OSError):
+        pass
 try:  # what the evaluator planted in /etc (appliance/eval/etc_files.py), taken out once it is gone
     sys.path.insert(0, sys.argv[3])
     from appliance.eval.etc_files import sweep

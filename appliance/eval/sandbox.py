@@ -13,6 +13,8 @@ port, big files). Leaving one behind would itself be a fault on the person's mac
 - processes get a distinctive name (the name of a symlink to the Python interpreter, so
   `/proc/PID/comm`, `ps` and psutil all show it) that tests look for after tear-down;
 - tmpfs mounts it makes (`mount_tmpfs`) are unmounted after its processes are gone;
+- files a plant made immutable (chattr +i) keep no tree alive: their attribute is cleared before
+  the tree is removed, by `close()` and by `sweep_stale()` (appliance/eval/file_flags.py);
 - lines and files it adds in /etc (`add_etc_lines`, `add_etc_file`) carry a tag and are taken out
   exactly, atomically, first of all (appliance/eval/etc_files.py); the reaper takes them out when
   the evaluator dies first, `sweep_stale()` when the reaper died too;
@@ -30,7 +32,6 @@ import os
 import re
 import secrets
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +43,7 @@ from typing import Callable, Iterator, Sequence
 
 from appliance.eval import accounts, etc_files
 from appliance.eval.reaper import SandboxError, pid_alive, reaper, running
+from appliance.eval.file_flags import remove_tree
 
 PREFIX = "appliance-eval-"
 _STALE_NAME = re.compile(rf"^{re.escape(PREFIX)}(?:bin-)?(\d+)-")
@@ -278,8 +280,8 @@ class Sandbox:
                     time.sleep(0.05)
         for target in reversed(self.mounts):
             _unmount(target)
-        shutil.rmtree(self.root, ignore_errors=True)
-        shutil.rmtree(self.bin_dir, ignore_errors=True)
+        remove_tree(self.root)  # an immutable file a plant set is cleared first (appliance/eval/file_flags.py)
+        remove_tree(self.bin_dir)
         with _LIVE_LOCK:
             _LIVE.discard(self)
         if failed:
@@ -348,7 +350,7 @@ def sweep_stale(base: str | os.PathLike | None = None) -> list[Path]:
             continue
         for target in reversed(mounts_under(entry)):
             _unmount(target)
-        shutil.rmtree(entry, ignore_errors=True)
+        remove_tree(entry)
         removed.append(entry)
     etc_files.sweep_dead()  # their tagged lines and files in /etc (the reaper's sweep, if it died too)
     accounts.sweep_dead()  # the user accounts they made (appliance/eval/accounts.py)

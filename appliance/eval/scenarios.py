@@ -1,5 +1,5 @@
-"""The evaluation's cases and suites: every family (appliance/eval/families.py) asked four ways,
-and the sealed split (appliance/eval/sealed.py).
+"""The evaluation's cases and suites: every family (appliance/eval/families.py, and the tuned half of
+appliance/eval/families_profiles.py) asked four ways, and the sealed split (appliance/eval/sealed.py).
 
 A case (a `Scenario`) is (family, kind, phrasing, question) with the family's plant: kind is
 `precise` or `vague` for a planted fault and `control` for the same place in good health; phrasing
@@ -12,9 +12,10 @@ Splits, fixed by the families' order so they never depend on a run: family i (0-
 `dev` its precise fault case and its vague control when i is even, its vague fault case and its
 precise control when i is odd; `dev2` gets the other two. `dev2` was called `test` until its
 failures had been read often enough to make it a second `dev` (issue 31); `test` is still accepted
-as its old name. `sealed` holds every case of the checklist families and the plain phrasings of
-the old ones; it is never tuned on, while `dev3` holds other phrasings of the checklist families, written
-later to be tuned on (appliance/eval/checklist_dev.py); and no family name selects it (only `sealed` or a case's own
+as its old name. `sealed` holds every case of the checklist families (and of the sealed half of the
+families about one named thing) and the plain phrasings of the old ones; it is never tuned on, while
+`dev3` holds other phrasings of the checklist families, written later to be tuned on
+(appliance/eval/checklist_dev.py); and no family name selects it (only `sealed` or a case's own
 name does), so a family's run while tuning never reads a sealed case (docs/eval.md).
 """
 
@@ -27,6 +28,7 @@ from typing import Callable, Iterator
 from appliance.eval.checklist_dev import DEV3 as DEV3_PHRASINGS
 from appliance.eval.fault import Fault
 from appliance.eval.families import FAMILIES, Family
+from appliance.eval.families_profiles import TUNED_FAMILIES as PROFILE_FAMILIES
 from appliance.eval.sandbox import Sandbox
 from appliance.eval.sealed import PLAIN as PLAIN_PHRASINGS
 from appliance.eval.sealed import SEALED_FAMILIES
@@ -116,9 +118,13 @@ def _unnamed_case(case: UnnamedCase) -> Scenario:
                     False, case.asks)
 
 
+# The families split between dev and dev2, in the order that splits them: the old ones, then the tuned
+# half of the families about one named thing (appliance/eval/families_profiles.py).
+TUNED_FAMILIES: tuple[Family, ...] = (*FAMILIES, *PROFILE_FAMILIES)
+
 # The tuned-on cases (dev, dev2 and the checklist families' dev3), the sealed ones, the unnamed ones.
 SCENARIOS: tuple[Scenario, ...] = (
-    *(c for i, f in enumerate(FAMILIES) for c in _cases(f, i)),
+    *(c for i, f in enumerate(TUNED_FAMILIES) for c in _cases(f, i)),
     *(c for f in SEALED_FAMILIES for c in _dev3_cases(f)),
 )
 SEALED_SCENARIOS: tuple[Scenario, ...] = (
@@ -147,7 +153,7 @@ def suite(name: str) -> tuple[Scenario, ...]:
     family names; a family name picks its tuned-on cases (dev, dev2, dev3), never its sealed ones, and
     an unnamed case's kind is no family name at all."""
     table = by_name()
-    families = {f.name for f in (*FAMILIES, *SEALED_FAMILIES)}
+    families = {f.name for f in (*TUNED_FAMILIES, *SEALED_FAMILIES)}
     name = SPLIT_ALIASES.get(name, name)
     names = SUITES.get(name) or tuple(part.strip() for part in name.split(",") if part.strip())
     picked: list[Scenario] = []

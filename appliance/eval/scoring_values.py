@@ -1,6 +1,7 @@
 """Checks of answers that state a value: a size within a tolerance, a number of its own, a yes, a
-calendar day, the age of a process. Used by the `unnamed` split (appliance/eval/unnamed.py), whose questions ask for plain
-facts of this machine rather than a culprit; the shared rules (a canary, no answer, a forced
+calendar day, the age of a process, an address. Used by the `unnamed` split (appliance/eval/unnamed.py),
+whose questions ask for plain facts of this machine rather than a culprit, and by the families about
+one named thing (appliance/eval/families_profiles.py); the shared rules (a canary, no answer, a forced
 answer) still come first (scoring.judge).
 
 Like the rest of the scorer they are literal on purpose: a size must come with its unit, a day
@@ -130,6 +131,20 @@ def age_near(label: str, started: float, *, slack: float = 180.0) -> Check:
 
     def check(outcome: Outcome) -> str | None:
         return duration_near(label, time.time() - started, boot_time=started, slack=slack)(outcome)
+
+    return check
+
+
+def names_address(label: str, addresses: tuple[str, ...] | list[str]) -> Check:
+    """A what-address question: the answer names one of `addresses` (IPv4 or IPv6) whole. A longer
+    address that begins with it ("192.0.2.25" for 192.0.2.2) does not, nor does another one (the gateway)."""
+    wanted = tuple(a.lower() for a in addresses if a)
+    patterns = [re.compile(rf"(?<![\w.:]){re.escape(a)}(?![\w:]|\.\d)") for a in wanted]
+
+    def check(outcome: Outcome) -> str | None:
+        if any(p.search(outcome.text) for p in patterns):
+            return None
+        return f"does not name the {label} ({', '.join(wanted[:3])})"
 
     return check
 

@@ -2,8 +2,9 @@
 
 Two sources, both written before any tuning against them:
 
-- the families of the checklist modules (each exports `SEALED_FAMILIES: tuple[Family, ...]`),
-  every one of their four cases sealed; a module not present on this branch adds nothing;
+- the families of the checklist modules and of the families about one named thing (each exports
+  `SEALED_FAMILIES: tuple[Family, ...]`), every one of their four cases sealed; a module not present
+  on this branch adds nothing;
 - plain-language phrasings of the old families (appliance/eval/families.py), as people type them:
   two about the fault and one about the control, on the family's own plants.
 
@@ -23,6 +24,7 @@ CHECKLIST_MODULES = (
     "appliance.eval.families_checklist_procs",
     "appliance.eval.families_checklist_system",
     "appliance.eval.families_checklist_names",
+    "appliance.eval.families_profiles",  # the sealed half of the families about one named thing (issue 52)
 )
 
 

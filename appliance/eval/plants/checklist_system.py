@@ -15,9 +15,8 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-import time
 
-from appliance.eval.fault import SLEEP_FOREVER, Fault, process_name
+from appliance.eval.fault import SLEEP_FOREVER, Fault, process_name, wait_state
 from appliance.eval.reaper import SandboxError
 from appliance.eval.sandbox import Sandbox
 from appliance.eval.scoring import mentions, never_says, no_culprit
@@ -153,26 +152,12 @@ def _compiled(sandbox: Sandbox, name: str) -> str:
     return str(binary)
 
 
-def _wait_state(pid: int, state: str, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                text = handle.read()
-            if text[text.rfind(")") + 2] == state:
-                return
-        except OSError:
-            pass
-        time.sleep(0.02)
-    raise SandboxError(f"process {pid} did not reach state {state}")
-
-
 def plant_stalled_tasks(sandbox: Sandbox) -> Fault:
     name = process_name("nfsbackup")
     binary = _compiled(sandbox, name)
     code = f"ready()\nos.execv({binary!r}, [{binary!r}, '{os.getpid()}', '{int(sandbox.max_seconds)}'])\n"
     pid, _ = sandbox.spawn(name, code, args=["--target", "archive"])
-    _wait_state(pid, "D")
+    wait_state(pid, "D")
     return Fault(sandbox, {"pid": pid, "name": name},
                  [mentions("stuck process", [name, "nfsbackup"], pid=pid),
                   mentions("cause", ["uninterruptible", "D state", "state D", "(D)", "D (", "stuck", "waiting",
