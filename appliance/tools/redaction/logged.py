@@ -18,7 +18,7 @@ _SUDO = re.compile(r"\bCOMMAND=(?P<cmd>[^\n]+)")
 _HISTORY = re.compile(r"(?m)^(?P<pre>[ \t]*(?::[ \t]*\d+:\d+;|-[ \t]+cmd:[ \t]+)?(?:sudo[ \t]+)?)(?P<cmd>[\w.~/\-]*[A-Za-z][\w.\-]*[ \t][^\n]*)$")
 # a line that starts like a command: a program's word, then an option, a URL or a path among its words
 _PROGRAM_WORD = re.compile(r"^[a-z][\w.+\-]{0,40}[ \t]+[a-z0-9]")
-_ARGUMENTS = re.compile(r"[ \t](?:--?[A-Za-z]|/|~/|\./)|://")
+_OPTION_OR_URL = re.compile(r"[ \t]--?[A-Za-z]|://")
 _ASSIGNED = re.compile(r"(?:^|\s)[A-Za-z_][\w.]*[\"']?(?:[ \t]*(?:=>|:=|=)|:[ \t]+)")  # `key = value`, `key: value`: configuration, not a command
 _KNOWN_START = re.compile(r"(?m)^[ \t]*(?::[ \t]*\d+:\d+;|-[ \t]+cmd:[ \t]+)?(?:sudo[ \t]+)?[a-z][\w.+\-]{0,40}[ \t]+\S")
 _PASSWORD_OPTION = re.compile(r"(?<![^\s'\"])(?:-(?:p|P|w|xp|ap|pw|pass\w*|storepass|keypass|srcstorepass|deststorepass|passin|passout|"
@@ -38,8 +38,12 @@ def redact_logged(text: str) -> str:
 
 def _history_line(match: re.Match) -> str:
     command = match.group("cmd")
-    if re.match(r"^(?:\d|[^\s=:]+[ \t]*[=:])", command) or _ASSIGNED.search(command) or not (_PASSWORD_OPTION.search(command) or _command(command.split(None, 1)[0])
-                                         or _ARGUMENTS.search(command) and _PROGRAM_WORD.match(command)):
+    # A line whose first word is a program, that gives an option a password, or that starts like a
+    # command and has an option or a URL among its words; a sentence that merely starts with a
+    # lowercase word and names a path ("www-data may not pass through /srv/x") is evidence, not a command.
+    if re.match(r"^(?:\d|[^\s=:]+[ \t]*[=:])", command) or _ASSIGNED.search(command) or not (
+            _PASSWORD_OPTION.search(command) or _command(command.split(None, 1)[0])
+            or _OPTION_OR_URL.search(command) and _PROGRAM_WORD.match(command)):
         return match.group(0)
     return match.group("pre") + _shell_words(command)
 
