@@ -19,7 +19,7 @@ from appliance.tools import units
 from appliance.tools.base import EMPTY, ERROR, PARTIAL, fail, ok, result, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.flags import Flag, flag_dicts
-from appliance.tools.proc_profile import Table, profile
+from appliance.tools.proc_profile import FULL, SMALL, Table, profile
 from appliance.tools.procs import command_line, label, own_tree
 from appliance.tools.schema import Doc, MaxLen
 
@@ -111,7 +111,7 @@ def inspect_process(
         if time.monotonic() > stop:
             break
         try:
-            data, found = profile(psutil.Process(pid), table, cores.get(pid))
+            data, found = profile(psutil.Process(pid), table, cores.get(pid), SMALL if profiles else FULL)
         except (psutil.NoSuchProcess, ProcessLookupError, FileNotFoundError):
             continue
         data["flags"] = flag_dicts(found)

@@ -66,15 +66,14 @@ class Descriptors:
 
 
 def shown_name(path: str) -> str:
-    """`path` as the policy lets it be named: itself, or its nearest folder that is not secret with
-    the reason the rest is withheld (a key's name says where a key is)."""
-    reason = secret_reason(path)
-    if reason is None:
+    """`path` as the policy lets it be named: itself, or its nearest folder that is not secret (the
+    policy's reason quotes the name, so it is not given: a key's name says where a key is)."""
+    if secret_reason(path) is None:
         return path
     folder = Path(path).parent
     while secret_reason(folder) is not None and folder != folder.parent:
         folder = folder.parent
-    return f"{folder}/… (name withheld: {reason})"
+    return f"{folder}/… (name withheld: the path policy treats it as a key, credentials or a secret place)"
 
 
 def mode_of(pid: int, fd: int) -> str:

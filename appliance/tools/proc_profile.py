@@ -22,9 +22,20 @@ from appliance.tools.proc_status import Status, meaning, seconds_in_state, statu
 from appliance.tools.procs import command_line
 from appliance.tools.users import pss
 
-MAX_OPEN_SHOWN = 60
-MAX_SOCKETS = 20
 DELETED_WARN = 1 << 30  # deleted files held open that add up to this much hold real space
+
+
+@dataclass(frozen=True)
+class Room:
+    """How many open files, sockets and environment names one profile lists (the first profile of
+    a name gets the most; the result of one tool call stays bounded)."""
+
+    open_files: int = 60
+    sockets: int = 20
+    env_names: int = 80
+
+
+FULL, SMALL = Room(), Room(12, 5, 20)
 
 
 @dataclass(frozen=True)
@@ -97,14 +108,14 @@ def group_flags(pid: int, name: str, group: Group | None) -> list[Flag]:
                                                 f"limit of {units.size(group.memory_limit) or 'memory'}")]
 
 
-def _open_files(fds: Descriptors | None, limit: Limit | None) -> dict | str:
+def _open_files(fds: Descriptors | None, limit: Limit | None, room: int) -> dict | str:
     if fds is None:
         return "unreadable (the kernel refuses this process's descriptors)"
-    out: dict = {"count": fds.total, "listed": [f.as_dict() for f in fds.files[:MAX_OPEN_SHOWN]] or "none"}
+    out: dict = {"count": fds.total, "listed": [f.as_dict() for f in fds.files[:room]] or "none"}
     if fds.total and not fds.files:
         out["listed"] = "unreadable (the kernel refuses the names of its descriptors, even to root)"
-    elif fds.total > MAX_OPEN_SHOWN:
-        out["more_not_listed"] = fds.total - MAX_OPEN_SHOWN
+    elif fds.total > room:
+        out["more_not_listed"] = fds.total - room
     share = fd_share(fds.total, limit)
     if limit is not None and share is not None:
         out["of_limit"] = f"{fds.total:,} of {limit.soft:,} ({units.pct(100 * share)} %)"
@@ -120,7 +131,7 @@ def _read_descriptors(proc: psutil.Process) -> Descriptors | None:
         return None
 
 
-def profile(proc: psutil.Process, table: Table, cores: float | None) -> tuple[dict, list[Flag]]:
+def profile(proc: psutil.Process, table: Table, cores: float | None, room: Room = FULL) -> tuple[dict, list[Flag]]:
     """Every field of one process (OSError or psutil.NoSuchProcess when it exits meanwhile)."""
     pid = proc.pid
     st = status(pid)
@@ -154,9 +165,9 @@ def profile(proc: psutil.Process, table: Table, cores: float | None) -> tuple[di
         "parents": ancestry(pid, table.parent_of, table.name_of), "children": table.children(pid),
         "started": units.when(created), "age": units.duration(time.time() - created),
         "working_directory": working_directory(pid) or "unreadable",
-        "open_files": _open_files(fds, lim.get("open_files")),
-        "listening_sockets": listening[:MAX_SOCKETS] or "none",
-        "connected_sockets": connected[:MAX_SOCKETS] or "none",
+        "open_files": _open_files(fds, lim.get("open_files"), room.open_files),
+        "listening_sockets": listening[:room.sockets] or "none",
+        "connected_sockets": connected[:room.sockets] or "none",
         "cpus_allowed": ranges(list(where.allowed)) if where.allowed else "unknown",
         "machine_cpus": f"{ranges(list(where.machine))} ({len(where.machine)} online)",
         "nice": where.nice, "scheduling_class": where.policy, "io_priority": where.io_priority or "unknown",
@@ -170,9 +181,9 @@ def profile(proc: psutil.Process, table: Table, cores: float | None) -> tuple[di
         "cpu_percent_of_one_core": round(100 * cores, 1) if cores is not None else "not measured",
         "limits": {key: limit.text() for key, limit in lim.items()},
         "oom_score": score.score, "oom_score_adj": score.adjust,
-        "environment_variable_names": list(env.names) if env else "unreadable",
+        "environment_variable_names": list(env.names[:room.env_names]) if env else "unreadable",
     })
-    if env and env.total > len(env.names):
+    if env and env.total > room.env_names:
         data["environment_variables_total"] = env.total
     data["namespaces_not_shared"] = ({kind: link for kind, link in ns.items()} or f"none (all shared with {host})"
                                      if host != "unreadable" else "unreadable")
