@@ -23,7 +23,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 @dataclass(frozen=True)
 class Program:
-    """The file the process runs: its path, deleted since start, replaced (another file by that name now)."""
+    """The file the process runs: its path, deleted since start, and replaced (another file has its name now)."""
 
     path: str | None
     deleted: bool = False
@@ -31,8 +31,9 @@ class Program:
 
 
 def program(pid: int) -> Program:
-    """From the /proc/PID/exe link (a " (deleted)" suffix) and the inode the process runs against the
-    inode its path names now (an upgrade that replaced the file)."""
+    """From the /proc/PID/exe link: a " (deleted)" suffix means the file it runs was deleted after it
+    started (an upgrade that renamed a new file over it leaves the same mark); replaced: a file has
+    that name again now, looked up in the process's own root (a container's /usr/bin is not ours)."""
     try:
         target = os.readlink(f"/proc/{pid}/exe")
     except FileNotFoundError:
@@ -41,11 +42,7 @@ def program(pid: int) -> Program:
         return Program(UNREADABLE)
     deleted = target.endswith(DELETED)
     path = target[: -len(DELETED)] if deleted else target
-    try:
-        running, named = os.stat(f"/proc/{pid}/exe"), os.stat(path)
-        replaced = (running.st_dev, running.st_ino) != (named.st_dev, named.st_ino)
-    except OSError:
-        replaced = False  # nothing has the name now (deleted), or the kernel refuses the link
+    replaced = deleted and os.path.lexists(f"/proc/{pid}/root{path}")
     return Program(shown_name(path), deleted, replaced)
 
 

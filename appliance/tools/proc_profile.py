@@ -68,13 +68,10 @@ def state_flags(pid: int, st: Status, seconds: float | None, table: Table) -> li
 
 
 def program_flags(pid: int, name: str, exe: Program) -> list[Flag]:
-    if exe.deleted:
-        return [Flag("program_deleted", "warning", f"{who(pid, name)} runs {exe.path}, which was deleted after it "
-                                                   f"started" + (" and replaced by another file" if exe.replaced else ""))]
-    if exe.replaced:
-        return [Flag("program_replaced", "warning", f"{who(pid, name)} runs an older copy of {exe.path}: the file "
-                                                    f"there now is another one (an upgrade not yet restarted)")]
-    return []
+    if not exe.deleted:
+        return []
+    return [Flag("program_deleted", "warning", f"{who(pid, name)} runs {exe.path}, which was deleted after it started"
+                 + (" and replaced by another file (an upgrade it has not been restarted for)" if exe.replaced else ""))]
 
 
 def placement_flags(pid: int, name: str, where: Placement) -> list[Flag]:
@@ -151,9 +148,9 @@ def profile(proc: psutil.Process, table: Table, cores: float | None, room: Room 
     data: dict = {
         "pid": pid, "name": name,
         "program": exe.path or "none (a kernel thread)",
-        "program_file": ("deleted since it started" if exe.deleted else
-                         "replaced since it started (the file at that path now is another one)" if exe.replaced
-                         else "as it was when the process started") if exe.path and exe.path != UNREADABLE else None,
+        "program_file": ("deleted since it started" + (" (another file has its name now)" if exe.replaced else "")
+                         if exe.deleted else "as it was when the process started")
+                        if exe.path and exe.path != UNREADABLE else None,
         "command": command_line(info),
         "effective_user": st.ids.effective_user, "real_user": st.ids.real_user,
         "effective_group": st.ids.effective_group, "real_group": st.ids.real_group,

@@ -10,6 +10,7 @@ built with scheduler statistics).
 from __future__ import annotations
 
 import grp
+import os
 import pwd
 from dataclasses import dataclass
 
@@ -101,11 +102,31 @@ def _last_ran(pid: int | str) -> float | None:
     return None
 
 
+def _last_cpu(pid: int) -> int | None:
+    """The CPU the process last ran on (field 39 of /proc/PID/stat)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def seconds_in_state(pid: int) -> float | None:
     """How long since the scheduler last ran the process (so, for a process not running, how long it
-    has been in its state), or None where the kernel does not say. Measured against this process's
-    own last run, which is now, on the same clock (the scheduler's clock leaves out stolen time)."""
-    now, then = _last_ran("self"), _last_ran(pid)
+    has been in its state), or None where the kernel does not say. The scheduler's clock is per CPU
+    (it leaves out time stolen by a hypervisor), so the reading thread moves to the CPU the process
+    last ran on for a moment and reads its own last run, which is now, on that CPU's clock."""
+    cpu = _last_cpu(pid)
+    before = os.sched_getaffinity(0)
+    try:
+        if cpu is not None and cpu in before:
+            os.sched_setaffinity(0, {cpu})
+            os.sched_yield()
+        now, then = _last_ran("thread-self"), _last_ran(pid)
+    except OSError:
+        return None
+    finally:
+        os.sched_setaffinity(0, before)
     if now is None or then is None or then > now:
         return None
     return now - then
