@@ -10,7 +10,6 @@ model otherwise mixes up.
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from pathlib import Path
 
@@ -23,9 +22,8 @@ from appliance.tools.context import ToolContext
 from appliance.tools.flags import Flag, flag_dicts
 from appliance.tools.network import address_text
 from appliance.tools.redact import redact
-from appliance.tools.resolution import RESOLVED_FILES, default_routes, resolver
+from appliance.tools.resolution import RESOLVED_FILES, default_routes, hosts_entries, resolver
 
-FQDN_SECONDS = 1.0
 CMDLINE_CHARS = 600
 
 
@@ -44,22 +42,13 @@ def addresses() -> list[dict]:
     return rows
 
 
-def _canonical() -> str:
-    """The canonical name of this host, as `hostname -f` asks for it (getaddrinfo's AI_CANONNAME)."""
-    name = socket.gethostname()
-    try:
-        return socket.getaddrinfo(name, None, flags=socket.AI_CANONNAME)[0][3] or socket.getfqdn(name)
-    except OSError:
-        return socket.getfqdn(name)
-
-
-def fqdn(bound: float = FQDN_SECONDS) -> str:
-    """The full host name within `bound` seconds (it may ask a resolver), else the host name."""
-    found: list[str] = []
-    worker = threading.Thread(target=lambda: found.append(_canonical()), daemon=True)
-    worker.start()
-    worker.join(bound)
-    return found[0] if found else f"{socket.gethostname()} (the full name did not resolve within {bound:g} s)"
+def fqdn(hostname: str) -> str:
+    """The full host name as /etc/hosts gives it (the first name of the line naming this host, which
+    is what `hostname -f` gets through nsswitch's "files"). No resolver is asked: that could send a
+    DNS query, and the tools send nothing."""
+    for entry in hosts_entries(Path("/"), hostname):
+        return entry["names"][0]
+    return f"{hostname} (no /etc/hosts line names it; a longer name would need a DNS lookup, which is never made)"
 
 
 def swaps() -> list[dict]:
@@ -131,7 +120,7 @@ def machine_facts(ctx: ToolContext) -> dict:
     data: dict = {
         "headline": f"{socket.gethostname()}: this machine's addresses {', '.join(own) or 'none but loopback'}; "
                     f"{gateway}; clock {clock_text.split(' (')[0]}",
-        "hostname": socket.gethostname(), "fqdn": fqdn(),
+        "hostname": socket.gethostname(), "fqdn": fqdn(socket.gethostname()),
         "this_machine_addresses": mine,
         "default_gateway": _gateways(routes),
         "default_route_interface": sorted({r["interface"] for r in routes}) or "none",
