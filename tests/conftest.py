@@ -90,6 +90,12 @@ MACHINE_FILES = {
     "test_eval_profile_plants.py": "plants a stopped process, a job pinned to one CPU that burns it, a writer, an "
                                    "immutable file; kills an evaluator and sweeps what it left",
     "test_eval_profile_scoring.py": "plants every family about one named thing at once (a CPU-bound job among them)",
+    # the profiles of one named thing (issue 52)
+    "test_inspect_process.py": "plants stopped, busy, socket-holding and namespaced processes and reads the process table",
+    "test_inspect_process_limits.py": "plants pinned, reniced, fd-hungry, zombie and OOM-killed processes (in a "
+                                      "memory cgroup of its own) and processes sharing one name",
+    "test_inspect_user.py": "adds accounts with useradd (removed after), a crontab and a process of another user",
+    "test_machine_facts.py": "reads the machine's addresses, routes, swap, clock and sessions",
 }
 # The folder tests that gather the first step's evidence over the whole machine.
 FOLDER_STEERS = ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
@@ -154,6 +160,13 @@ BESIDE = {
     "test_tools_safety.py": "asserts that its own canaries' secrets appear in no tool result and that its own "
                             "tree is unchanged",
     "test_redact_issue54.py": "asserts on its own processes (by pid) and that its own canaries appear in no tool's result",
+    "test_inspect_process.py": "asserts only on its own processes (by pid), their files, sockets and secrets",
+    "test_inspect_process_limits.py": "asserts on its own processes (by pid and by a name no other process has) and "
+                                      "its own memory group; its OOM kill stays inside that group's limit",
+    "test_inspect_user.py": "asserts on its own accounts (random names) and their process; no parallel test reads "
+                            "the accounts",
+    "test_machine_facts.py": "compares the machine's addresses, routes, swap and clock with the same readings taken "
+                             "by the test; no parallel test changes them",
     "test_redact_cmdline_live.py": "asserts on its own processes (by pid) and that its own secrets appear nowhere; "
                                    "its CPU hog and 900 MB process must be among the top 25 by CPU and top 20 by memory",
     "test_redact_corpus_live.py": "asserts that its own secrets appear nowhere and its own mounts are listed; its "

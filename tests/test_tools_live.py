@@ -90,6 +90,13 @@ LIVE_CALLS = {
     "listening_reach": ({}, obj(listening=arr(obj(proto=STR, port=INT, address=STR, reach=STR)), firewall=STR)),
     "name_resolution": ({"name": "localhost"}, obj(resolv_conf={}, nsswitch_hosts=STR, default_routes={})),
     "scheduled_jobs": ({}, obj(cron_daemon=STR, cron_tables={}, cron_jobs={}, periodic_scripts={}, systemd=STR)),
+    "machine_facts": ({}, obj(hostname=STR, fqdn=STR, this_machine_addresses=arr(obj(interface=STR, up=BOOL)),
+                              dns_servers={}, clock=STR, kernel_command_line=STR, booted=STR, flags=arr(obj(kind=STR)))),
+    "inspect_process": ({"target": str(os.getpid())}, obj(target=STR, processes_matched=INT, headline=STR, flags=arr(
+        obj(kind=STR, severity=STR, says=STR)), profiles=arr(obj(pid=INT, name=STR, state=STR, threads=INT,
+                                                                 open_files=obj(count=INT), parents=arr(obj(pid=INT)))))),
+    "inspect_user": ({"user": "root"}, obj(user=STR, uid=INT, groups=arr(STR), home=obj(path=STR, exists=BOOL),
+                                           shell=STR, can_log_in=STR, flags=arr(obj(kind=STR)))),
     "saturation": ({"sample_seconds": 0.3}, obj(sample_seconds=NUM, load=obj(running_now=INT, uninterruptible_now=INT),
                                                 stuck_in_D_whole_window={}, pressure={}, network_in_window=obj(
                                                     tcp_segments_out=INT, tcp_retransmitted=INT))),

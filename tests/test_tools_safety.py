@@ -128,6 +128,10 @@ def every_call(tree: Path, pid: int | None = None) -> list[tuple[str, dict]]:
         ("name_resolution", {"name": "localhost"}),
         ("scheduled_jobs", {}),
         ("saturation", {"sample_seconds": 0.3}),
+        ("machine_facts", {}),
+        ("inspect_process", {"target": str(pid or os.getpid())}),
+        ("inspect_process", {"target": "appliance-test-canary"}),
+        ("inspect_user", {"user": "root"}),
     ]
     assert {name for name, _ in calls} == {f.__name__ for f in TOOL_FUNCTIONS}  # no tool left out
     return calls

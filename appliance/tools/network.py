@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import time
 from collections import Counter, defaultdict
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import psutil
 
@@ -38,8 +38,7 @@ def network_interfaces(
         row = {
             "interface": name,
             "up": bool(st and st.isup),
-            "addresses": [a.address.split("%")[0] + (f"/{_prefix(a.netmask)}" if a.netmask else "")
-                          for a in addrs.get(name, []) if a.family in (socket.AF_INET, socket.AF_INET6)],
+            "addresses": [address_text(a) for a in addrs.get(name, []) if a.family in (socket.AF_INET, socket.AF_INET6)],
         }
         if st:
             row["speed_mbps"] = st.speed or None
@@ -58,7 +57,12 @@ def network_interfaces(
     return ok({"sample_seconds": round(elapsed, 2), "interfaces": rows})
 
 
-def _prefix(netmask: str) -> int | str:
+def address_text(addr: Any) -> str:
+    """An interface address as `ip addr` writes it: 192.0.2.2/24, fe80::1/64 (no zone suffix)."""
+    return addr.address.split("%")[0] + (f"/{prefix_length(addr.netmask)}" if addr.netmask else "")
+
+
+def prefix_length(netmask: str) -> int | str:
     try:
         if ":" in netmask:
             return bin(int.from_bytes(socket.inet_pton(socket.AF_INET6, netmask), "big")).count("1")

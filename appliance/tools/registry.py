@@ -15,6 +15,7 @@ from appliance.tools import (
     commands, disks, files, logs, memory, network, processes, reach, resolution, saturation, schedules, sensors, system, walk,
 )
 from appliance.tools import growth, holders, inspect_path, inspect_program, lookup, proctree, users
+from appliance.tools import inspect_process, inspect_user, machine_facts
 from appliance.tools.base import ERROR, Registry, ToolResult, bind, fail
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import PathDenied, PathPolicy
@@ -26,6 +27,7 @@ __all__ = ["ToolContext", "build_registry", "default_registry", "TOOL_FUNCTIONS"
 # The order of the prompt and the grammar: the overview first, then by subject.
 TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     system.system_overview,
+    machine_facts.machine_facts,
     processes.top_processes,
     processes.process_details,
     memory.memory_report,
@@ -53,6 +55,9 @@ TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     resolution.name_resolution,
     schedules.scheduled_jobs,
     saturation.saturation,
+    # Profiles of one named thing: a process (by pid or name), a user.
+    inspect_process.inspect_process,
+    inspect_user.inspect_user,
     commands.run_readonly,
 )
 

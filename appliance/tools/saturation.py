@@ -39,7 +39,8 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _keyed(text: str | None) -> dict[str, int]:
+def keyed(text: str | None) -> dict[str, int]:
+    """`key value` lines (cpu.stat, memory.events) as a dict of their integer values."""
     out = {}
     for line in (text or "").splitlines():
         key, _, value = line.partition(" ")
@@ -105,7 +106,8 @@ class Group:
     memory_events: tuple[tuple[str, int], ...] = ()
 
 
-def _quota(directory: str, v2: bool) -> str | None:
+def cpu_quota(directory: str, v2: bool) -> str | None:
+    """A group's CPU quota ("0.10 CPU"; cpu.max or cpu.cfs_quota_us), or None when it has none."""
     if v2:
         words = (_read(os.path.join(directory, "cpu.max")) or "max").split()
         if words[0] == "max" or len(words) < 2:
@@ -127,9 +129,9 @@ def groups() -> dict[str, Group]:
         if count >= MAX_GROUPS:
             break
         name = directory[len(root):] or "/"
-        stat = _keyed(_read(os.path.join(directory, "cpu.stat"))) if "cpu.stat" in files else {}
-        events = _keyed(_read(os.path.join(directory, "memory.events"))) if "memory.events" in files else {}
-        quota = _quota(directory, v2)
+        stat = keyed(_read(os.path.join(directory, "cpu.stat"))) if "cpu.stat" in files else {}
+        events = keyed(_read(os.path.join(directory, "memory.events"))) if "memory.events" in files else {}
+        quota = cpu_quota(directory, v2)
         if quota is None and not any(events.values()):
             continue
         throttled_us = stat.get("throttled_usec", stat.get("throttled_time", 0) // 1000)
