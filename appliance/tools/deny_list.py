@@ -155,8 +155,8 @@ def secret_reason(path: Path | str) -> str | None:
     parts = text.split("/")[1:]
     previous, walked = "", ""
     for index, name in enumerate(parts):
-        folder = index < len(parts) - 1  # the last component may be a file; a folder named so is caught below
-        why = _secret_folder(walked, name) if folder or name in DENY_DIR_NAMES else None
+        inner = index < len(parts) - 1  # the last component may be a file; a folder named so is caught below
+        why = _secret_folder(walked, name) if inner or name in DENY_DIR_NAMES else None
         if why:
             return why
         if (previous, name) in DENY_DIR_PAIRS:
