@@ -53,3 +53,22 @@ def resolve_paths(env: Mapping[str, str] | None = None, db: str | os.PathLike | 
         models_dir = home / "models"
     db_path = Path(db).expanduser() if db else home / "appliance.db"
     return Paths(home=home, db=db_path, models_dir=models_dir)
+
+
+def home_problem(home: Path) -> str | None:
+    """Why `home` cannot be the data directory, or None: the nearest part of it that exists must be
+    a folder (a file there would turn every later step into a puzzling error, or into "no runs")."""
+    for where in (home, *home.parents):
+        try:
+            is_dir = where.is_dir()
+            exists = is_dir or where.exists() or where.is_symlink()
+        except OSError as exc:
+            return f"the data directory {home} cannot be used: {where}: {exc.strerror or exc}"
+        if is_dir:
+            return None
+        if exists:
+            what = "is a file, not a folder" if where.is_file() else "is not a folder"
+            inside = "" if where == home else f" (it would be inside {where})"
+            return f"the data directory {home}{inside} cannot be used: {where} {what}; set APPLIANCE_HOME to a folder"
+    return None
+

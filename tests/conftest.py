@@ -56,6 +56,8 @@ MACHINE_FILES = {
     "test_analyzers_network.py": "plants listening ports and connections, reads the host's sockets",
     "test_analyzers_processes.py": "plants zombies, CPU/fd/thread hogs and fork loops, reads the process table",
     "test_analyzers_resources.py": "plants memory, disk, load and OOM faults on the host",
+    "test_credential_stores_real.py": "plants a canary at every well-known credential store's real path (/etc, "
+                                      "/var/lib, /run, /root) and removes it",
     "test_check_planted.py": "plants every family's fault and asserts the check's machine-wide verdicts",
     "test_checklist_system.py": "plants a loopback listener, a throttled control group, a listener that never "
                                 "accepts and a task in D state, and asserts machine-wide quiet controls",

@@ -76,6 +76,15 @@ def _database_text(path: Path) -> str:
         conn.close()
 
 
+def _refused_whole(got: dict, entries) -> bool:
+    """A file that is a credential store by its content (a key block alone) is refused whole
+    (tools/credential_content.py): nothing of it is shown, so nothing can leak."""
+    if got["status"] != "denied":
+        return False
+    assert "refused whole" in got["error"] and corpus.leaks(entries, got) == [], got
+    return True
+
+
 def test_redact_itself_masks_every_entry():
     assert [f"{e.shape} ({e.fmt})" for e in ENTRIES if leaked_in_text(e.canaries, redact(e.text))] == []
 
@@ -85,6 +94,8 @@ def test_read_file_shows_no_secret(corpus_files):
     leaks = []
     for path, entries in files.items():
         got = registry.call("read_file", {"path": str(path), "max_bytes": 32768})
+        if _refused_whole(got, entries):
+            continue
         assert got["status"] == "ok" and got["data"]["truncated"] is False, got
         leaks += corpus.leaks(entries, got)
     assert leaks == []
@@ -95,6 +106,8 @@ def test_read_log_shows_no_secret_in_any_line(corpus_files):
     leaks = []
     for path, entries in files.items():
         got = registry.call("read_log", {"path": str(path), "lines": 200})
+        if _refused_whole(got, entries):
+            continue
         assert got["status"] == "ok", got
         assert "lines_omitted" not in got["data"], f"{path.name}: not every line was shown, so not every line was checked"
         leaks += corpus.leaks(entries, got)

@@ -20,7 +20,7 @@ from typing import Any, Callable, TextIO
 from appliance.agent import events as ev
 from appliance.agent.settings import MAX_STEPS_LIMIT
 from appliance.agent.timing import progress_line, timing_line
-from appliance.commands.common import add_common_options
+from appliance.commands.common import add_common_options, command_paths, readable_text
 from appliance.errors import UsageError, terminal_json, terminal_safe
 
 
@@ -48,6 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _check_args(args: argparse.Namespace) -> None:
     if not args.question.strip():
         raise UsageError("the question is empty")
+    if not readable_text(args.question):
+        raise UsageError("the question has no printable characters (only control characters or escape sequences)")
     if args.max_steps is not None and not 1 <= args.max_steps <= MAX_STEPS_LIMIT:
         raise UsageError(f"--max-steps must be between 1 and {MAX_STEPS_LIMIT}, not {args.max_steps}")
     for path in args.allow_path:
@@ -58,9 +60,8 @@ def _check_args(args: argparse.Namespace) -> None:
 def run_ask(args: argparse.Namespace) -> int:
     _check_args(args)
     from appliance.agent.settings import EngineSettings
-    from appliance.config import resolve_paths
 
-    paths = resolve_paths(db=getattr(args, "db", None))
+    paths = command_paths(args)
     settings = EngineSettings()
     if args.max_steps is not None:
         settings = replace(settings, max_steps=args.max_steps)

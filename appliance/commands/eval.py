@@ -13,8 +13,7 @@ import dataclasses
 import json
 import sys
 
-from appliance.commands.common import add_common_options
-from appliance.config import resolve_paths
+from appliance.commands.common import add_common_options, command_paths
 from appliance.errors import UsageError
 
 # The splits --split takes (appliance/eval/scenarios.py; test is dev2's old name).
@@ -104,7 +103,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.time_budget <= 0:
             raise UsageError("--time-budget must be more than 0 seconds")
         settings = dataclasses.replace(settings, time_budget_seconds=args.time_budget)
-    paths = resolve_paths(db=getattr(args, "db", None))
+    paths = command_paths(args)
     model = open_chat_model(getattr(args, "model", None), paths=paths, verbose=getattr(args, "verbose", False))
     store = open_store(paths.db)
     try:
@@ -144,7 +143,7 @@ def _print_failures(cases) -> None:
 def _reader(args: argparse.Namespace):
     from appliance.store import open_store
 
-    return open_store(resolve_paths(db=getattr(args, "db", None)).db, readonly=True)
+    return open_store(command_paths(args).db, readonly=True)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from appliance.commands import models_remote
-from appliance.commands.common import add_common_options
-from appliance.config import Paths, resolve_paths
+from appliance.commands.common import add_common_options, command_paths
+from appliance.config import Paths
 from appliance.errors import ModelError, UsageError
 from appliance.llm.catalog import (
     Catalog,
@@ -89,7 +89,7 @@ def _file_errors_in_one_line(handler):
 
 
 def _context(args) -> tuple[Catalog, Paths]:
-    return load_catalog(), resolve_paths(db=getattr(args, "db", None))
+    return load_catalog(), command_paths(args)
 
 
 # --- list ----------------------------------------------------------------------------------------

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from appliance.commands.common import add_common_options
-from appliance.config import resolve_paths
+from appliance.commands.common import add_common_options, command_paths
 from appliance.errors import UsageError
 from appliance.llm.catalog import find_imported, load_catalog
 from appliance.llm.remotes import (
@@ -50,7 +49,7 @@ def register(actions) -> None:
 
 
 def cmd_add_remote(args) -> int:
-    catalog, paths = load_catalog(), resolve_paths(db=getattr(args, "db", None))  # not models._context: no import circle
+    catalog, paths = load_catalog(), command_paths(args)  # not models._context: no import circle
     # `--model` is the common option naming the model a run uses; here it may also give the served id.
     served = args.model_id or getattr(args, "model", None) or ""
     entry = check_entry(RemoteEntry(

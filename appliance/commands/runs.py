@@ -17,8 +17,7 @@ from typing import Any
 
 from appliance.agent.events import RUN_STATUSES
 from appliance.agent.timing import runtime_line, timing_line
-from appliance.commands.common import add_common_options
-from appliance.config import resolve_paths
+from appliance.commands.common import add_common_options, command_paths
 from appliance.errors import UsageError, terminal_json, terminal_safe
 from appliance.store import export as exporter
 from appliance.store import otlp
@@ -92,7 +91,7 @@ def _positive_int(text: str) -> int:
 
 
 def _db_path(args: argparse.Namespace) -> Path:
-    return resolve_paths(db=getattr(args, "db", None)).db
+    return command_paths(args).db
 
 
 def _reader(args: argparse.Namespace) -> Store | None:

@@ -11,7 +11,8 @@ import argparse
 import os
 from typing import Any, Callable
 
-from appliance.config import Paths, resolve_paths
+from appliance.commands.common import command_paths
+from appliance.config import Paths
 from appliance.wiring import prepare
 
 
@@ -91,7 +92,7 @@ def build_app(args: argparse.Namespace, env: dict[str, str] | None = None) -> An
     from appliance.tui.history_source import StoreHistory
     from appliance.tui.system_sampler import PsutilSampler
 
-    paths = resolve_paths(env=env, db=getattr(args, "db", None))
+    paths = command_paths(args, env)
     prepared = prepare()  # one machine check per question, begun while it is typed
     return ApplianceApp(
         model_loader=make_model_loader(paths, verbose=bool(getattr(args, "verbose", False))),

@@ -21,6 +21,7 @@ from typing import Mapping
 
 from appliance.config import CATALOG_FILE
 from appliance.errors import ModelError, UsageError
+from appliance.llm.gguf import real_path
 
 IMPORTED_FILE = "imported.json"
 ENV_MODEL = "APPLIANCE_MODEL"
@@ -238,7 +239,7 @@ def resolve_model(
         return ResolvedModel(imported.name, Path(imported.path), "imported", imported.size, imported.sha256,
                              None)
     if _looks_like_path(wanted) or Path(wanted).expanduser().exists():
-        path = Path(wanted).expanduser().resolve()
+        path = real_path(wanted)
         known = catalog.find_by_file(path.name)
         if known is not None:
             return ResolvedModel(known.name, path, "path", known.size, known.sha256, known.context_length, known)

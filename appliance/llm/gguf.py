@@ -10,6 +10,7 @@ catalog does not know the file.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import struct
@@ -263,6 +264,18 @@ def _architecture_facts(meta: dict[str, object]) -> dict:
     }
 
 
+def real_path(path: str | os.PathLike) -> Path:
+    """`path` with `~` expanded and every link followed. A link loop is one line naming the file
+    (pathlib raises RuntimeError for it on this Python, OSError ELOOP on later ones)."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (RuntimeError, OSError):
+        raise ModelError(_LOOP.format(path=path)) from None
+
+
+_LOOP = "model file {path} is a symbolic link loop: its links never reach a file"
+
+
 def check_file(path: str | os.PathLike, *, expected_size: int | None = None) -> GGUFInfo:
     """Check that `path` is a complete GGUF file llama.cpp can be given; return its header info.
 
@@ -276,6 +289,8 @@ def check_file(path: str | os.PathLike, *, expected_size: int | None = None) -> 
     except FileNotFoundError:
         raise ModelError(f"model file {path} does not exist") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ModelError(_LOOP.format(path=path)) from None
         raise ModelError(f"model file {path} cannot be read: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
         raise ModelError(f"model file {path} is a directory, not a GGUF file")

@@ -7,6 +7,10 @@ reads no proxy variables, and opens a connection only to the host and port it is
 also streams a response line by line, which is all server-sent events need, and adds no dependency.
 TLS is always verified (`ssl.create_default_context`), against the site's CA file when one is given.
 
+`timeout` bounds the whole request, not each read: a server that trickles keep-alive comments or
+spaces forever resets every per-read timeout, so a timer shuts the socket down at the deadline
+(`_Deadline`), and no line of a reply may grow past MAX_LINE_BYTES.
+
 The API key goes only into the Authorization header; no message here ever contains a header.
 """
 
@@ -16,14 +20,53 @@ import http.client
 import json
 import socket
 import ssl
+import threading
 from typing import Any, Generator, Iterator
 
 from appliance.errors import ModelError, terminal_safe
 from appliance.llm.remotes import Endpoint
 
 
+MAX_LINE_BYTES = 1 << 20  # one server-sent line (an event's JSON); a longer one is a broken server
+
+
 class RemoteError(ModelError):
     """The model server could not be used; the message is the one line to show."""
+
+
+class _Deadline:
+    """Ends one request `seconds` after it began, however slowly the server trickles bytes: a timer
+    shuts the connection's socket down, so a blocked read returns at once (`expired` says why)."""
+
+    RETRY = 0.05  # the socket may not exist yet (still connecting): look again this soon
+
+    def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
+        self.connection = connection
+        self.sock: socket.socket | None = None  # http.client lets go of it once a reply will close
+        self.expired = threading.Event()
+        self._done = threading.Event()
+        self._arm(seconds)
+
+    def _arm(self, seconds: float) -> None:
+        timer = threading.Timer(seconds, self._cut)
+        timer.daemon = True
+        timer.start()
+
+    def _cut(self) -> None:
+        if self._done.is_set():
+            return
+        self.expired.set()
+        sock = self.sock or self.connection.sock
+        if sock is None:
+            self._arm(self.RETRY)
+            return
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def cancel(self) -> None:
+        self._done.set()
 
 
 class HttpClient:
@@ -54,7 +97,7 @@ class HttpClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _send(self, method: str, route: str, body: dict | None) -> tuple[http.client.HTTPConnection, Any]:
+    def _send(self, method: str, route: str, body: dict | None) -> tuple[http.client.HTTPConnection, Any, _Deadline]:
         """One request on a fresh connection. A server that closed the connection before any byte
         of a reply (seen with a loaded test server) produced nothing, so a GET goes once more; a POST
         never does: the server may have worked on it all along (a hung server asked twice costs twice
@@ -64,51 +107,79 @@ class HttpClient:
         dropped: BaseException | None = None
         while True:
             connection = self._connection()
+            deadline = _Deadline(connection, self.timeout)
             try:
                 connection.request(method, path, body=payload, headers=self._headers(body is not None))
+                deadline.sock = connection.sock
                 response = connection.getresponse()
                 break
             except BaseException as exc:
+                deadline.cancel()
                 connection.close()
+                if deadline.expired.is_set():
+                    raise self.translate(TimeoutError()) from None
                 if dropped is None and method == "GET" and isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError)):
                     dropped = exc
                     continue
                 raise self.translate(dropped or exc) from None  # a server gone since says so first
         if response.status >= 300:
             detail = self._error_detail(response)
+            deadline.cancel()
             connection.close()
             raise self._status_error(response.status, path, detail, response.getheader("Location"))
-        return connection, response
+        return connection, response, deadline
 
     def get_json(self, route: str) -> Any:
-        connection, response = self._send("GET", route, None)
+        connection, response, deadline = self._send("GET", route, None)
         try:
-            return self._json(response.read())
+            raw = response.read(MAX_LINE_BYTES + 1)
+            self._check_whole(deadline, raw)
+            return self._json(raw)
         except RemoteError:
             raise
         except BaseException as exc:
-            raise self.translate(exc) from None
+            raise self._late(deadline) if deadline.expired.is_set() else self.translate(exc) from None
         finally:
+            deadline.cancel()
             connection.close()
 
     def stream(self, route: str, body: dict) -> Generator[Any, None, None]:
         """POST `body` and yield each server-sent event's JSON payload until `[DONE]` or the end of
         the response. Closing the generator closes the connection (the server stops generating)."""
-        connection, response = self._send("POST", route, body)
+        connection, response, deadline = self._send("POST", route, body)
         try:
             if "text/event-stream" not in (response.getheader("Content-Type") or ""):
-                yield self._json(response.read())  # a server that answered without streaming
+                raw = response.read(MAX_LINE_BYTES + 1)  # a server that answered without streaming
+                self._check_whole(deadline, raw)
+                yield self._json(raw)
                 return
-            for data in _events(response):
+            for data in _events(response, self.endpoint.label):
+                if deadline.expired.is_set():
+                    break
                 if data == "[DONE]":
                     return
                 yield self._json(data.encode("utf-8"))
+            if deadline.expired.is_set():
+                raise self._late(deadline)
         except (RemoteError, GeneratorExit):
             raise
         except BaseException as exc:
-            raise self.translate(exc, mid_reply=True) from None
+            raise self._late(deadline) if deadline.expired.is_set() else self.translate(exc, mid_reply=True) from None
         finally:
+            deadline.cancel()
             connection.close()
+
+    def _late(self, deadline: _Deadline) -> RemoteError:
+        return RemoteError(f"the model server at {self.endpoint.label} did not finish its reply within "
+                           f"{self.timeout:g} s (--timeout bounds the whole request)")
+
+    def _check_whole(self, deadline: _Deadline, raw: bytes) -> None:
+        """A reply read in one piece: cut by the deadline, or longer than any real reply."""
+        if deadline.expired.is_set():
+            raise self._late(deadline)
+        if len(raw) > MAX_LINE_BYTES:
+            raise RemoteError(f"the model server at {self.endpoint.label} sent a reply longer than "
+                              f"{MAX_LINE_BYTES >> 20} MiB; is this an OpenAI-compatible server?")
 
     # --- errors as one line ----------------------------------------------------------------------
 
@@ -172,11 +243,15 @@ class HttpClient:
         return RemoteError(f"{where} answered HTTP {status}{said}")
 
 
-def _events(response: Any) -> Iterator[str]:
-    """The `data:` payloads of a server-sent event stream (comments and pings skipped)."""
+def _events(response: Any, label: str) -> Iterator[str]:
+    """The `data:` payloads of a server-sent event stream (comments and pings skipped). A line
+    longer than MAX_LINE_BYTES (spaces without end) is an error, not memory to grow into."""
     lines: list[str] = []
     while True:
-        raw = response.readline()
+        raw = response.readline(MAX_LINE_BYTES + 1)
+        if len(raw) > MAX_LINE_BYTES:
+            raise RemoteError(f"the model server at {label} sent a line longer than {MAX_LINE_BYTES >> 20} MiB "
+                              "without an end; is this an OpenAI-compatible server?")
         if not raw:
             if lines:
                 yield "\n".join(lines)

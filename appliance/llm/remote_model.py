@@ -59,6 +59,8 @@ class RemoteChatModel:
         """Ask the server which models it serves; check ours is one; settle `auto`."""
         listing = self.client.get_json("/models")
         served = listing.get("data") if isinstance(listing, dict) else None
+        if isinstance(served, list):
+            served = [m for m in served if isinstance(m, dict)]
         if not isinstance(served, list):
             raise RemoteError(f"the model server at {self.client.endpoint.label} sent no model list from "
                               f"{self.client.endpoint.base_path}/models; is this an OpenAI-compatible server?")
@@ -163,8 +165,15 @@ class _Reply:
         self.timings: dict = {}
 
     def take(self, chunk: Any, on_text: OnText | None, label: str) -> None:
+        """One event of the reply. JSON of another shape than the chat completions API's (choices
+        that are not a list of objects, a delta that is not an object) is one line naming what
+        is wrong, never an AttributeError from deep inside."""
         if not isinstance(chunk, dict):
             raise RemoteError(f"the model server at {label} sent an event that is not an object")
+        choices = chunk.get("choices") or []
+        if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+            raise RemoteError(f"the model server at {label} sent a reply whose choices are not a list of objects "
+                              f"({_shape(chunk.get('choices'))}); is this an OpenAI-compatible server?")
         if chunk.get("error"):
             error = chunk["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
@@ -173,8 +182,8 @@ class _Reply:
             self.usage = chunk["usage"]
         if isinstance(chunk.get("timings"), dict):
             self.timings = chunk["timings"]
-        for choice in chunk.get("choices") or ():
-            for text in _choice_texts(choice):
+        for choice in choices:
+            for text in _choice_texts(choice, label):
                 if self.first_piece is None:
                     self.first_piece = time.perf_counter()
                 self.parts.append(text)
@@ -192,29 +201,47 @@ class _Reply:
         streaming), the pieces it streamed, one token each on llama.cpp servers."""
         ended = time.perf_counter()
         first = self.first_piece or ended
-        details = self.usage.get("prompt_tokens_details") or {}
-        cached = int(details.get("cached_tokens") or self.timings.get("cache_n") or 0)
+        details = self.usage.get("prompt_tokens_details")
+        details = details if isinstance(details, dict) else {}
+        cached = _number(details.get("cached_tokens")) or _number(self.timings.get("cache_n"))
         if "prompt_n" in self.timings:  # llama-server: the tokens it evaluated, beside those it reused
-            evaluated = int(self.timings["prompt_n"])
+            evaluated = _number(self.timings["prompt_n"])
         else:
-            evaluated = max(0, int(self.usage.get("prompt_tokens") or 0) - cached)
-        completion = int(self.usage.get("completion_tokens") or self.timings.get("predicted_n") or self.pieces)
+            evaluated = max(0, _number(self.usage.get("prompt_tokens")) - cached)
+        completion = (_number(self.usage.get("completion_tokens")) or _number(self.timings.get("predicted_n"))
+                      or self.pieces)
         return GenerationStats(
             prompt_tokens_evaluated=evaluated,
             prompt_tokens_reused=cached,
             completion_tokens=completion,
-            prompt_ms=float(self.timings.get("prompt_ms") or (first - self.started) * 1000.0),
-            generation_ms=float(self.timings.get("predicted_ms") or (ended - first) * 1000.0),
+            prompt_ms=_number(self.timings.get("prompt_ms"), float) or (first - self.started) * 1000.0,
+            generation_ms=_number(self.timings.get("predicted_ms"), float) or (ended - first) * 1000.0,
         )
 
 
-def _choice_texts(choice: Any) -> Iterator[str]:
-    if not isinstance(choice, dict):
-        return
+def _choice_texts(choice: dict, label: str) -> Iterator[str]:
     delta = choice.get("delta") or choice.get("message") or {}
-    text = delta.get("content") if isinstance(delta, dict) else None
+    if not isinstance(delta, dict):
+        raise RemoteError(f"the model server at {label} sent a choice whose delta is not an object ({_shape(delta)})")
+    text = delta.get("content")
+    if text is not None and not isinstance(text, str):
+        raise RemoteError(f"the model server at {label} sent content that is not text ({_shape(text)})")
     if text:
-        yield str(text)
+        yield text
+
+
+def _shape(value: Any) -> str:
+    """What a JSON value is, in a few words, for a message (never the whole value)."""
+    kind = {dict: "an object", list: "a list", str: "text", bool: "true or false", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+    return f"{kind} {value!r}"[:60] if isinstance(value, (str, int, float)) else kind
+
+
+def _number(value: Any, kind: type = int) -> Any:
+    """A count or a time from the server's usage, 0 when it sent something else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return kind(0)
+    return kind(value)
 
 
 def open_remote(entry: RemoteEntry, env: Mapping[str, str]) -> RemoteChatModel:

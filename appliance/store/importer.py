@@ -24,6 +24,7 @@ from appliance.agent.events import INTERRUPTED, RUNNING
 from appliance.errors import UsageError
 from appliance.store.connection import transaction
 from appliance.store.export import FORMAT_NAME
+from appliance.store.export_file import read_export_text
 from appliance.store.failures import translate
 from appliance.store.records import RunRecord
 from appliance.store.store import Store
@@ -39,12 +40,7 @@ class ImportResult:
 
 def read_export(path: Path) -> list[RunRecord]:
     """The runs of a JSON Lines or JSON export (`runs export`); a file that is neither is one line."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not a text file; `appliance runs export` writes JSON Lines or JSON") from None
+    text = read_export_text(Path(path))  # bounded: a device or a huge file is one line
     try:
         if text.lstrip().startswith("{") and "\n{" not in text.strip():
             document = json.loads(text)

@@ -7,13 +7,13 @@ import stat
 from typing import Annotated, Any
 
 from appliance.tools import units
-from appliance.tools.base import DENIED, EMPTY, ERROR, ok, result, fail, tool
+from appliance.tools.base import EMPTY, ERROR, ok, result, fail, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import read_capped
 from appliance.tools.redaction.cmdline import show_argv
-from appliance.tools.redaction.content import mostly_secrets
 from appliance.tools.redact import redact
 from appliance.tools.schema import Doc, MaxLen, Range
+from appliance.tools.shown_names import shown_path
 
 PathArg = Annotated[str, MaxLen(512), Doc("absolute path (or ~/...)")]
 REDACT_MARGIN = 4096  # read this much past the cut so secrets crossing it are still recognised
@@ -60,14 +60,12 @@ def read_file(
         return fail(f"{path} is a binary file ({units.size(st.st_size)}); only text files are shown", ERROR)
     # Redact the whole read (past the cut, so a secret that straddles it is recognised), then cut
     # the redacted text: markers change lengths, so the cut is made, and reported, on what is shown.
+    # (A file that is mostly secrets never gets here: open_file refused it, see tools/credential_content.py.)
     whole = len(raw) <= max_bytes
     full = redact(raw.decode("utf-8", errors="replace"))
-    refused = mostly_secrets(full)
-    if refused:
-        return fail(f"{path} is off limits: {refused}", DENIED)
     text = full if whole else cut_shown(full, max_bytes)
     data = {
-        "path": str(real),
+        "path": shown_path(str(real)),
         "size": units.size(st.st_size) if st.st_size else "unknown (virtual file)",
         "modified": units.when(st.st_mtime),
         "truncated": not whole,
@@ -112,7 +110,7 @@ def list_dir(
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                item: dict[str, Any] = {"name": entry.name, "type": _kind(st.st_mode), "modified": units.when(st.st_mtime)}
+                item: dict[str, Any] = {"name": shown_path(entry.name), "type": _kind(st.st_mode), "modified": units.when(st.st_mtime)}
                 if ctx.policy.is_secret(real / entry.name):
                     item["off_limits"] = True  # its name is shown, never its contents or size
                     hidden_secrets += 1
@@ -121,7 +119,7 @@ def list_dir(
                     item["_bytes"] = st.st_size
                 elif stat.S_ISLNK(st.st_mode):
                     try:
-                        item["target"] = os.readlink(entry.name, dir_fd=fd)
+                        item["target"] = shown_path(os.readlink(entry.name, dir_fd=fd))
                     except OSError:
                         pass
                 entries.append(item)
@@ -132,7 +130,7 @@ def list_dir(
     for item in entries:
         item.pop("_bytes", None)
     data = {
-        "path": str(real),
+        "path": shown_path(str(real)),
         "entries_total": len(entries),
         "dirs": sum(1 for e in entries if e["type"] == "dir"),
         "files": sum(1 for e in entries if e["type"] == "file"),

@@ -14,16 +14,17 @@ from appliance.tools.base import ERROR, fail, ok, tool
 from appliance.tools.components import Step, account, blocked_for, kind_word, look_up, ls_mode
 from appliance.tools.context import ToolContext
 from appliance.tools.schema import Doc, MaxLen
+from appliance.tools.shown_names import shown_path, shown_paths_in
 
 
 def _row(step: Step) -> dict:
-    out: dict = {"path": step.path, "type": kind_word(step.kind) if step.kind != "missing" else "MISSING"}
+    out: dict = {"path": shown_path(step.path), "type": kind_word(step.kind) if step.kind != "missing" else "MISSING"}
     if step.st is not None:
         out["mode"] = ls_mode(step.st)
     if step.target:
-        out["points_to"] = step.target
+        out["points_to"] = shown_path(step.target)
     if step.via:
-        out["via_link"] = step.via
+        out["via_link"] = shown_path(step.via)
     return out
 
 
@@ -37,10 +38,10 @@ def path_lookup(
     Use for "No such file or directory" or "Permission denied"."""
     ctx.policy.resolve(path, "list")  # the deny-list and the roots; the lookup follows the name as written
     found = look_up(os.path.normpath(os.path.expanduser(path.strip())))
-    data: dict = {"path": path, "exists": found.exists}
+    data: dict = {"path": shown_path(path), "exists": found.exists}
     if found.problem:
-        data["headline"] = f"{path} cannot be reached: {found.problem}"
-        data["problem"] = found.problem
+        data["headline"] = shown_paths_in(f"{path} cannot be reached: {found.problem}")
+        data["problem"] = shown_paths_in(found.problem)
     else:
         data["headline"] = f"{path} exists ({kind_word(found.steps[-1].kind)})"
     data["components"] = [_row(step) for step in found.steps]

@@ -17,10 +17,8 @@ refused rather than followed. Reads use `O_NOATIME` where permitted, so looking 
 from __future__ import annotations
 
 import errno
-import fnmatch
 import glob
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,8 @@ from typing import Iterable, Literal, Sequence
 
 from appliance.tools.base import DENIED, ToolResult, fail
 from appliance.tools.components import look_up
+from appliance.tools.credential_content import HEAD_BYTES, credential_reason
+from appliance.tools.deny_list import secret_child, secret_reason  # noqa: F401 (walkers import secret_child from here)
 
 Purpose = Literal["read", "list"]
 
@@ -37,125 +37,11 @@ DEFAULT_READ_ROOTS = (
 )
 DEFAULT_LIST_ROOTS = ("/",)
 
-# Directory names that hold credentials, wherever they appear (any user's home, /root, /etc/skel).
-DENY_DIR_NAMES = frozenset({
-    ".ssh", ".gnupg", ".aws", ".kube", ".azure", ".password-store", ".mozilla", ".thunderbird",
-    ".docker", "keyrings", "kwalletd", ".vault", ".terraform.d",
-})
-# Consecutive directory names (a/b) that hold credentials or browser profiles.
-DENY_DIR_PAIRS = frozenset({
-    (".config", "gcloud"), (".config", "google-chrome"), (".config", "chromium"),
-    (".config", "BraveSoftware"), (".config", "microsoft-edge"), (".config", "vivaldi"),
-    (".config", "opera"), (".config", "gh"), (".config", "hub"),
-    ("snap", "firefox"), ("snap", "chromium"),
-})
-# File names (globs, matched case-insensitively) that are keys or credential stores.
-DENY_FILE_GLOBS = (
-    ".netrc", "_netrc", ".pgpass", ".git-credentials", ".env", ".env.*", "*.env", ".my.cnf", ".pypirc",
-    ".npmrc", ".vault-token", ".boto", ".s3cfg", ".dockercfg", ".htpasswd", "*.pem", "*.key", "*.p12",
-    "*.pfx", "*.jks", "*.keystore", "*.kdbx", "*.keyring", "*.gpg", "*.asc", "*.ppk", "id_*",
-    "*_rsa", "*_dsa", "*_ecdsa", "*_ed25519", "ssh_host_*_key", "*.keytab", "credentials",
-    "credentials.json", "secrets.*", "*.secret", "wallet.dat", ".*_history", ".history", "shadow",
-    "shadow-", "gshadow", "gshadow-", "opasswd", "sudoers", "sudoers.*", "master.key",
-    # well-known secret files (see docs/tools.md, "Secret files", for the sources of this list)
-    "shadow.*", "shadow~", "gshadow.*", "gshadow~", "chap-secrets", "pap-secrets", "srp-secrets", "sasl_passwd",
-    "sasl_passwd.*", "sasldb2", "smbpasswd", "passdb.tdb", "secrets.tdb", "ipsec.secrets", "*.secrets", "rsyncd.secrets",
-    "*.ovpn", "*.kdb", "*.psafe3", "*.agilekeychain", "*.keychain", "*.kwallet", "*.tfvars", "*.tfstate",
-    "*.tfstate.backup", "sftp-config.json", "credentials.xml", "credentials.db", "adc.json", "otr.private_key",
-    "pgpass.conf", ".mylogin.cnf", "debian.cnf", "cwallet.sso", "ewallet.p12", ".erlang.cookie", ".smbcredentials",
-    "*.cred", "*.creds", "cifs-credentials*", ".fetchmailrc", "account.key", "*.account.key", "private_key.json",
-    "passwd.client", ".vnc", "passwd.vnc", ".esmtprc", ".muttrc", "secret_token.rb", "dbeaver-data-sources.xml",
-    "recentservers.xml", "filezilla.xml", ".git-credentials", "*.kdbx",
-)
-# A file name under a folder of this name (its last folder): secret there, though not elsewhere.
-DENY_IN_DIR = {
-    "davfs2": ("secrets",), "openvpn": ("*auth*", "*pass*", "*cred*", "*.txt"), "client": ("*auth*.txt", "*pass*.txt"),
-    "server": ("*auth*.txt",), "ppp": ("*-secrets",), "postfix": ("sasl_passwd*", "*_passwd*"), "samba": ("smbpasswd", "*.tdb"),
-    "private": ("*.tdb",), "mosquitto": ("passwd", "pwfile", "*.pw", "*passwd*"), "dovecot": ("users", "passwd*", "*.passwd"),
-    "exim4": ("passwd*",), "wireguard": ("*.conf",), "swanctl": ("*.conf",), "ca": ("account*",),
-    "mysql": ("debian.cnf",), "rabbitmq": (".erlang.cookie",), "cyrus": ("sasldb*",), "courier": ("userdb*",),
-    "vsftpd": ("*passwd*", "*users*"), "proftpd": ("*passwd*", "ftpd.passwd"), "pure-ftpd": ("pureftpd.passwd", "*.pdb"),
-    "nginx": ("*passwd*", "*.htpasswd"), "apache2": ("*passwd*",), "httpd": ("*passwd*",), "icinga2": ("*.key",),
-}
-DENY_FILE_ALLOW = ("*.pub",)  # public halves of id_* keys are fine
-# Whole paths (and everything under them).
-DENY_PATHS = (
-    "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd",
-    "/etc/ssl/private", "/etc/krb5.keytab", "/proc/kcore", "/proc/kmsg", "/proc/kmem", "/proc/kpagecount",
-    "/proc/kpageflags", "/proc/kpagecgroup", "/proc/sysrq-trigger", "/sys/kernel/debug",
-    "/sys/kernel/security", "/sys/firmware/efi/efivars", "/var/lib/sss/secrets", "/root/.ssh",
-    "/var/lib/polkit-1", "/etc/NetworkManager/system-connections", "/etc/wpa_supplicant",
-    "/etc/wireguard", "/etc/ipsec.d/private", "/etc/swanctl/private", "/etc/letsencrypt/accounts", "/etc/letsencrypt/keys",
-    "/etc/pki/tls/private", "/var/lib/samba/private", "/etc/davfs2/secrets", "/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets",
-    "/etc/postfix/sasl_passwd", "/etc/ipsec.secrets", "/etc/rsyncd.secrets", "/etc/samba/smbpasswd", "/etc/shadow.bak",
-)
-# Per-process files that expose memory or the environment (secrets live in environments).
-_PROC_SECRET = re.compile(
-    r"^/proc/(?:\d+|self|thread-self)(?:/task/\d+)?/(?:mem|environ|pagemap|auxv|syscall|stack|"
-    r"personality|clear_refs|map_files(?:/.*)?|fd(?:/.*)?|fdinfo(?:/.*)?|cwd(?:/.*)?|root(?:/.*)?)$"
-)
-
-
 class PathDenied(Exception):
     """The policy refused a path. `str(exc)` says why, in a sentence meant for the model."""
 
     def as_result(self) -> ToolResult:
         return fail(str(self), DENIED)
-
-
-_DENY_PATHS_RE = re.compile("^(?:" + "|".join(re.escape(p) for p in DENY_PATHS) + ")(?:/|$)")
-_DENY_FILE_RE = re.compile("|".join(fnmatch.translate(g) for g in DENY_FILE_GLOBS), re.I)
-_DENY_IN_DIR_RE = {folder: re.compile("|".join(fnmatch.translate(g) for g in globs), re.I) for folder, globs in DENY_IN_DIR.items()}
-_DENY_FILE_ALLOW_RE = re.compile("|".join(fnmatch.translate(g) for g in DENY_FILE_ALLOW), re.I)
-
-
-def secret_reason(path: Path | str) -> str | None:
-    """Why `path` (absolute, normalised) is a secret place, or None when it is not.
-
-    Called for every entry of a directory walk, so it works on strings with precompiled patterns.
-    """
-    text = str(path)
-    hit = _DENY_PATHS_RE.match(text)
-    if hit:
-        return f"{hit.group(0).rstrip('/')} holds secrets"
-    if text.startswith("/proc/") and _PROC_SECRET.match(text):
-        return "per-process memory, environment and descriptors can hold secrets"
-    parts = text.split("/")[1:]
-    previous = ""
-    for name in parts:
-        if name in DENY_DIR_NAMES:
-            return f"{name} holds credentials"
-        if (previous, name) in DENY_DIR_PAIRS:
-            return f"{previous}/{name} holds credentials or browser data"
-        previous = name
-    last = parts[-1] if parts else ""
-    if last and _DENY_FILE_RE.match(last) and not _DENY_FILE_ALLOW_RE.match(last):
-        return f"{last} looks like a key or credentials file"
-    folder = parts[-2] if len(parts) > 1 else ""
-    if last and _in_secret_dir(folder, last):
-        return f"{folder}/{last} is where {folder} keeps its secrets"
-    return None
-
-
-def _in_secret_dir(folder: str, name: str) -> bool:
-    """`folder/name` is a secret file of the program that owns `folder` (DENY_IN_DIR)."""
-    pattern = _DENY_IN_DIR_RE.get(folder)
-    return pattern is not None and bool(pattern.match(name)) and not _DENY_FILE_ALLOW_RE.match(name)
-
-
-def secret_child(parent: str, name: str) -> bool:
-    """For walkers: is `parent/name` secret, given that `parent` itself is not? (Checks only
-    what the new component can add, so a walk pays a few set lookups per entry.)"""
-    if name in DENY_DIR_NAMES:
-        return True
-    if (parent.rsplit("/", 1)[-1], name) in DENY_DIR_PAIRS:
-        return True
-    if _DENY_FILE_RE.match(name) and not _DENY_FILE_ALLOW_RE.match(name):
-        return True
-    if _in_secret_dir(parent.rsplit("/", 1)[-1], name):
-        return True
-    full = f"{parent.rstrip('/')}/{name}"
-    return bool(_DENY_PATHS_RE.match(full)) or (full.startswith("/proc/") and bool(_PROC_SECRET.match(full)))
 
 
 @dataclass(frozen=True)
@@ -257,6 +143,9 @@ class PathPolicy:
                 raise PathDenied(f"{path} changed while it was being checked; refusing to read it")
             _check_fd_path(fd, real, path)
             self._check_links(path, real, after)
+            why = _judged(fd, str(real), after)
+            if why:
+                raise PathDenied(f"{path} is off limits: {why}; refused whole")
         except BaseException:
             os.close(fd)
             raise
@@ -318,6 +207,25 @@ def _secret_inodes() -> set[tuple[int, int]]:
             continue
         found.add((st.st_dev, st.st_ino))
     return found
+
+
+_JUDGED: dict[tuple[int, int, int, int], str | None] = {}  # (device, inode, size, mtime) -> why refused
+_JUDGED_LIMIT = 2048
+
+
+def _judged(fd: int, real: str, st: os.stat_result) -> str | None:
+    """Why the open file is a credential store by its content (credential_content), judged once per
+    version of the file: its start is read with pread, so the caller's offset is untouched."""
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _JUDGED:
+        if len(_JUDGED) >= _JUDGED_LIMIT:
+            _JUDGED.clear()
+        try:
+            head = os.pread(fd, HEAD_BYTES, 0)
+        except OSError:
+            return None  # the reader's own read will say what is wrong
+        _JUDGED[key] = credential_reason(real, head)
+    return _JUDGED[key]
 
 
 def _within(path: Path, roots) -> bool:

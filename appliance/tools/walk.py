@@ -26,6 +26,7 @@ from appliance.tools.base import EMPTY, OK, PARTIAL, result, tool
 from appliance.tools.context import ToolContext
 from appliance.tools.paths import secret_child
 from appliance.tools.schema import Doc, MaxLen, Range
+from appliance.tools.shown_names import shown_path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NOATIME = getattr(os, "O_NOATIME", 0)
@@ -264,7 +265,7 @@ def dir_sizes(
                 slot[1] += 1
     ranked = heapq.nlargest(top, totals.items(), key=lambda kv: kv[1][1 if rank_by == "files" else 0])
     entries = [
-        {"path": str(real.joinpath(*key)), "type": "dir" if is_dir else "file", "size": units.size(size),
+        {"path": shown_path(str(real.joinpath(*key))), "type": "dir" if is_dir else "file", "size": units.size(size),
          "percent_of_total": units.pct(size, stats.bytes), **({"files": files} if is_dir else {})}
         for key, (size, files, is_dir) in ranked
     ]
@@ -308,7 +309,7 @@ def largest_files(
         elif item[0] > heap[0][0]:
             heapq.heapreplace(heap, item)
     entries = [
-        {"path": str(real.joinpath(*parts)), "size": units.size(alloc),
+        {"path": shown_path(str(real.joinpath(*parts))), "size": units.size(alloc),
          **({"apparent_size": units.size(apparent)} if abs(apparent - alloc) > max(alloc // 4, 65536) else {}),
          "modified": units.when(mtime)}
         for alloc, parts, mtime, apparent in sorted(heap, reverse=True)
