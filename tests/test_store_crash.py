@@ -96,6 +96,8 @@ CHILD = textwrap.dedent(r'''
                 elif isinstance(event, ev.RunEnded):
                     print("END", event.run_id, flush=True)
 
+    from appliance.tools.redact import redact
+    redact("warm the secret scanner up")  # the secret engine's rules load once here, not in every child before its first commit
     for line in sys.stdin:
         pid = os.fork()
         if pid == 0:

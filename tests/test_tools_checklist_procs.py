@@ -136,10 +136,10 @@ def test_path_lookup_names_a_dangling_link_and_the_folder_a_user_may_not_pass(tr
     assert missing["problem"] == (f"{tree}/current is a link to {tree}/releases/v2, which does not exist "
                                   f"({tree}/releases has no entry v2): a dangling link")
     assert [c["type"] for c in missing["components"]][-2:] == ["folder", "MISSING"]
-    (tree / "private").mkdir(mode=0o700)
-    (tree / "private" / "report.csv").write_text("x\n")
-    blocked = call(tree, "path_lookup", path=str(tree / "private" / "report.csv"), user="www-data")["data"]
-    assert blocked["exists"] and blocked["verdict_for_user"] == f"www-data may not pass through {tree}/private (drwx------ root:root)"
+    (tree / "closed").mkdir(mode=0o700)
+    (tree / "closed" / "report.csv").write_text("x\n")
+    blocked = call(tree, "path_lookup", path=str(tree / "closed" / "report.csv"), user="www-data")["data"]
+    assert blocked["exists"] and blocked["verdict_for_user"] == f"www-data may not pass through {tree}/closed (drwx------ root:root)"
     fine = call(tree, "path_lookup", path=str(tree / "releases" / "v1" / "config.yml"), user="www-data")["data"]
     assert fine["verdict_for_user"] == "www-data may pass every folder and read it"
 
