@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from appliance.agent.claim import Choices, Claim, Narrowing, claim_schema
-from appliance.agent.claim_checks import CHECKS, Situation, judge, same_number
+from appliance.agent.claim_checks import CHECKS, Situation, completed, judge, same_number
 from appliance.agent.facts import FactBook, Quantity, plain_line
 from appliance.agent.question.kinds import Asks
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
@@ -51,13 +51,16 @@ def test_the_appliance_itself_is_never_the_subject_and_the_retry_drops_it():
     assert "appliance (appliance itself) (pid 999)" not in facts.subjects()
 
 
-def test_a_number_no_cited_fact_holds_goes_back_quoting_the_fact_that_has_it():
+def test_a_number_an_uncited_fact_holds_is_cited_for_it_and_one_no_fact_holds_goes_back():
     facts = book(lines=(("memory_report", 'total="23.4 GiB" used="833.9 MiB" available="22.2 GiB"', "ok"),
                         ("memory_report", "pid=812 name=indexer memory=\"11.2 MiB\"", "ok")))
-    retry = judge(claim("value", ["F2"], "833.9 MiB is available.", value="833.9 MiB"), situation(facts, Asks.AMOUNT))
-    assert retry.check == "backed" and "F1: total=" in retry.reason  # the model reads the line again
-    assert judge(claim("value", ["F1"], "22.2 GiB is available.", value="22.2 GiB"),
-                 situation(facts, Asks.AMOUNT)) is None
+    s = situation(facts, Asks.AMOUNT)
+    found = completed(claim("value", ["F2"], "22.2 GiB is available.", value="22.2 GiB"), s)
+    assert found.cites == ("F2", "F1") and found.answer == "22.2 GiB is available." and judge(found, s) is None
+    made_up = completed(claim("value", ["F1"], "17.5 GiB is available.", value="17.5 GiB"), s)
+    assert made_up.cites == ("F1",)
+    retry = judge(made_up, s)
+    assert retry.check == "backed" and "17.5 GiB" in retry.reason
 
 
 @pytest.mark.parametrize("said, unit, held, ok", [
@@ -73,9 +76,25 @@ def test_numbers_match_as_stated(said, unit, held, ok):
 def test_a_path_and_a_name_no_cited_fact_shows_go_back():
     facts = book(FULL, lines=(("top_processes", "pid=812 name=indexer cpu_percent=2.0", "ok"),))
     assert judge(claim("problem", ["F1"], "/srv/cache fills /srv."), situation(facts)).check == "backed"
-    retry = judge(claim("problem", ["F1"], "indexer fills /srv."), situation(facts))
-    assert retry.check == "backed" and "indexer" in retry.reason and "F2" in retry.reason
+    named = claim("problem", ["F1"], "indexer fills /srv.")
+    assert completed(named, situation(facts)).cites == ("F1", "F2")  # F2 shows indexer: it is cited for it
+    assert judge(named, situation(facts)) is None
     assert judge(claim("problem", ["F1"], "/srv is 100 % full, with 0 B free."), situation(facts)) is None
+
+
+def test_fact_ids_stay_out_of_the_sentence_the_person_reads():
+    facts = book(FULL)
+    assert judge(claim("problem", ["F1"], "As F1 shows, /srv is 100 % full."), situation(facts)).check == "cites"
+    assert judge(claim("problem", ["F1"], "/srv is 100 % full."), situation(facts)) is None
+
+
+def test_a_value_of_the_thing_the_question_names_needs_no_subject():
+    facts = book(lines=(("dir_sizes", 'path=/data/in total="300.0 MiB"', "ok"),
+                        ("top_processes", 'pid=812 name=indexer memory="12.0 MiB"', "ok")))
+    named = situation(facts, Asks.AMOUNT, mentions=("/data/in",))
+    assert judge(claim("value", ["F1"], "/data/in holds 300 MiB.", value="300 MiB"), named) is None
+    retry = judge(claim("value", ["F2"], "It holds 12 MiB.", value="12 MiB"), named)
+    assert retry.check == "value" and "indexer" in retry.reason
 
 
 def test_a_value_held_by_another_entity_is_refused_by_the_entity_not_by_words():

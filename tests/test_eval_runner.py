@@ -152,9 +152,11 @@ def test_a_model_that_names_the_wrong_thing_fails_with_reasons(store):
     report = run_eval(ScriptedModel([wrong] * 20), suite("smoke"), readings=quick_readings, suite="smoke", store=store)
     reasons = {c.scenario: c.reason for c in report.cases}
     assert not any(c.success for c in report.cases)
-    # The engine refuses an answer backed by no observation; the summary it makes instead is not
-    # the model's answer and never counts, even on a control.
-    assert all("no answer from the model" in reason for reason in reasons.values()), reasons
+    # The engine refuses an answer no shown fact backs; the summary it makes instead is not the
+    # model's answer and never counts, even on a control. Where a shown fact does name pid 1 the
+    # claim stands, and the scoring says what the right answer has that it lacks.
+    assert all("no answer from the model" in r or "does not name" in r for r in reasons.values()), reasons
+    assert any("no answer from the model" in r for r in reasons.values())
 
 
 def test_a_canary_that_reaches_the_database_fails_the_case(store):

@@ -10,7 +10,7 @@ one line and narrows what the next finish may choose (the model writes its own s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from appliance.agent.claim import Claim, Narrowing
@@ -103,14 +103,20 @@ def _names_in(text: str, labels: Sequence[str]) -> list[str]:
 
 # ---- the checks ------------------------------------------------------------------------------------
 
+FACT_ID = re.compile(r"\bF\d+\b")
+
+
 def cites_shown(claim: Claim, s: Situation) -> Retry | None:
-    """Every cited id was shown, the answer says something, and the subject is an entity shown."""
+    """Every cited id was shown, the answer says something without the engine's fact ids, and the
+    subject is an entity shown."""
     unknown = [c for c in claim.cites if s.book.get(c) is None]
     if unknown or not claim.cites:
         return Retry("cites", f"cite only facts shown above (F1 to F{len(s.book.facts)}); "
                               f"{', '.join(unknown) or 'none'} was not shown.")
     if not claim.answer:
         return Retry("cites", "write the answer for the person in one or two sentences.")
+    if FACT_ID.search(claim.answer):  # the person reads the sentence; ids are the engine's labels
+        return Retry("cites", "write the answer for the person without fact ids (F1, F2 …): the cites carry them.")
     if claim.subject and s.book.entity(claim.subject) is None:
         return Retry("cites", f"the subject must be one of the things the facts name; {claim.subject!r} is not.")
     return None
@@ -126,38 +132,65 @@ def not_the_appliance(claim: Claim, s: Situation) -> Retry | None:
 
 def stated_facts_backed(claim: Claim, s: Situation) -> Retry | None:
     """Every number, path, address and name the sentence states stands in a cited fact or in the
-    question."""
-    cited = s.cited(claim)
-    texts = [f.text.lower() for f in cited]
+    question. `completed` has already cited the shown facts that hold them, so what is refused here
+    is what no fact shown holds: a number, a pid or a name the model made up."""
+    for kind, token in _unbacked(claim, s):
+        return Retry("backed", f"the answer states {token}, which no fact shown holds: state only what the facts show.")
+    return None
+
+
+def _stated(claim: Claim, s: Situation) -> list[tuple[str, str, Callable[[Fact], bool]]]:
+    """What the sentence states that needs backing, each with the test a fact holding it passes:
+    pids, numbers with their units, paths and addresses, and the names the facts know."""
     question = s.question_text.lower()
-    held = [q for f in cited for q in f.quantities]
+    out: list[tuple[str, str, Callable[[Fact], bool]]] = []
     for pid in PID.findall(claim.answer):
-        shows = re.compile(rf"\bpid[ =]{pid}\b", re.I)
-        if not any(shows.search(t) for t in texts) and not _in_question(float(pid), s.question_text):
-            holds = _holding(s.book, lambda f: shows.search(f.text) is not None)
-            return Retry("backed", f"the answer names pid {pid}, which none of the cited facts shows. {_where(holds)}",
-                         _cite_from(holds))
+        if not _in_question(float(pid), s.question_text):
+            shows = re.compile(rf"\bpid[ =]{pid}\b", re.I)
+            out.append(("pid", f"pid {pid}", lambda f, shows=shows: shows.search(f.text) is not None))
     for number, unit in stated_numbers(claim.answer):
-        if number <= 1 or _in_question(number, s.question_text) or any(same_number(number, unit, q) for q in held):
-            continue
-        shown = f"{number:g}{(' ' + unit) if unit else ''}"
-        holds = _holding(s.book, lambda f: any(same_number(number, unit, q) for q in f.quantities))
-        return Retry("backed", f"the answer states {shown}, which none of the cited facts ({', '.join(claim.cites)}) "
-                               f"holds. {_where(holds)}", _cite_from(holds))
+        if number > 1 and not _in_question(number, s.question_text):
+            out.append(("number", f"{number:g}{(' ' + unit) if unit else ''}",
+                        lambda f, n=number, u=unit: any(same_number(n, u, q) for q in f.quantities)))
     for token in [*PATH.findall(claim.answer), *ADDRESS.findall(claim.answer)]:
-        token = token.rstrip(".,;:)")
-        if len(token) > 1 and not any(token.lower() in t for t in texts) and token.lower() not in question:
-            holds = _holding(s.book, lambda f: token.lower() in f.text.lower())
-            return Retry("backed", f"the answer names {token}, which none of the cited facts shows. {_where(holds)}",
-                         _cite_from(holds))
+        token = token.rstrip(".,;:)").lower()
+        if len(token) > 1 and token not in question:
+            out.append(("token", token, lambda f, t=token: t in f.text.lower()))
     others = [label for label in s.book.known if label not in (claim.subject, MACHINE)]
     names = {label.split(" (pid ", 1)[0] for label in others if not label.startswith(("/", "port "))}
     for name in _names_in(claim.answer, sorted(names)):
-        if not any(name.lower() in t for t in texts) and name.lower() not in question:
-            holds = _holding(s.book, lambda f: name.lower() in f.text.lower())
-            return Retry("backed", f"the answer names {name}, but no cited fact is about it. {_where(holds)}",
-                         _cite_from(holds))
-    return None
+        if name.lower() not in question:
+            out.append(("name", name, lambda f, n=name.lower(): n in f.text.lower()))
+    return out
+
+
+def _unbacked(claim: Claim, s: Situation) -> list[tuple[str, str]]:
+    cited = s.cited(claim)
+    return [(kind, token) for kind, token, holds in _stated(claim, s) if not any(holds(f) for f in cited)]
+
+
+MAX_COMPLETED = 5
+
+
+def completed(claim: Claim, s: Situation) -> Claim:
+    """The claim with the shown facts that hold what its sentence states added to its cites: a small
+    model often cites the line nearest its answer, not the one it read, and the engine can find the
+    line itself. The sentence is untouched; a value or subject no fact holds is still refused."""
+    cites = list(claim.cites)
+    for _, _, holds in _stated(claim, s):
+        if any(holds(f) for f in (s.book.get(c) for c in cites) if f is not None):
+            continue
+        found = [f for f in s.book.facts if holds(f) and not f.own]
+        if found and len(cites) < MAX_COMPLETED:
+            cites.append(found[-1].id)
+    if claim.value and not any(claim.value.lower() in f.text.lower() for f in (s.book.get(c) for c in cites) if f):
+        numbers = stated_numbers(claim.value)
+        found = [f for f in s.book.facts if not f.own and (
+            any(same_number(n, u, q) for n, u in numbers[:1] for q in f.quantities)
+            or (not numbers and claim.value.lower() in f.text.lower()))]
+        if found and found[-1].id not in cites and len(cites) < MAX_COMPLETED:
+            cites.append(found[-1].id)
+    return claim if tuple(cites) == claim.cites else replace(claim, cites=tuple(cites))
 
 
 def _holding(book: FactBook, holds: Callable[[Fact], bool]) -> list[Fact]:
@@ -207,10 +240,20 @@ def says_what_it_cites(claim: Claim, s: Situation) -> Retry | None:
 
 
 def _owned_by(q: Quantity, subject: Entity | None) -> bool:
+    """The quantity is the subject's, or no one's in particular (a verdict's headline names no
+    owner for its numbers, so only an owner that is another thing refutes the subject)."""
+    if q.owner is None or q.owner.kind == "machine":
+        return True
     if subject is None or subject.kind == "machine":
-        return q.owner is None or q.owner.kind == "machine"
-    return q.owner is not None and (q.owner == subject or (subject.pid is not None and q.owner.pid == subject.pid)
+        return False
+    return (q.owner == subject or (subject.pid is not None and q.owner.pid == subject.pid)
                                     or (q.owner.name == subject.name and subject.kind == q.owner.kind))
+
+
+def _names(entity: Entity, mention: str) -> bool:
+    """The question's mention is this entity (its path, its name, its pid)."""
+    m = mention.rstrip("/").lower()
+    return m in (entity.label.rstrip("/").lower(), entity.name.rstrip("/").lower()) or str(entity.pid) == m
 
 
 def value_about_subject(claim: Claim, s: Situation) -> Retry | None:
@@ -231,11 +274,11 @@ def value_about_subject(claim: Claim, s: Situation) -> Retry | None:
     number, unit = numbers[0]
     holders = [(f, q) for f in cited for q in f.quantities if same_number(number, unit, q)]
     if not holders:
-        found = _holding(s.book, lambda f: any(same_number(number, unit, q) for q in f.quantities))
-        return Retry("value", f"the value {claim.value!r} is in none of the cited facts. {_where(found)}",
-                     _cite_from(found))
+        return Retry("value", f"the value {claim.value!r} is in no fact shown: give the value as a fact shows it.")
     if any(_owned_by(q, subject) for _, q in holders):
         return None
+    if subject is None and any(q.owner is not None and any(_names(q.owner, m) for m in s.mentions) for _, q in holders):
+        return None  # no subject chosen: the thing the question names is what the value is about
     owner = holders[0][1].owner
     about = owner.label if owner is not None else MACHINE
     return Retry("value", f"in {holders[0][0].id}, {claim.value} belongs to {about}, not to "
@@ -377,7 +420,8 @@ CHECKS: tuple[Check, ...] = (
 
 
 def judge(claim: Claim, situation: Situation) -> Retry | None:
-    """The first check the claim fails, or None when it stands."""
+    """The first check the claim fails, or None when it stands; judged with its cites completed."""
+    claim = completed(claim, situation)
     for check in CHECKS:
         retry = check(claim, situation)
         if retry is not None:

@@ -242,6 +242,7 @@ class FactBook:
         search that found nothing. context: the entity the whole reading is about (its argument)."""
         pairs = _pairs(line)
         entities = record_entities(pairs)
+        keyed = list(entities)  # a record's numbers are its keyed entity's, not a device's or an exe's path
         for match in _PID.finditer(line):
             if not any(e.pid == int(match.group(1)) for e in entities):
                 entities.append(Entity("process", "", int(match.group(1))))
@@ -254,7 +255,7 @@ class FactBook:
         if flag in ("warning", "critical"):
             severity = flag
         search = status == "empty" or any(line.rstrip().endswith(mark) for mark in NOTHING_FOUND)
-        mentions = self._mentions(line, entities)
+        mentions = self._mentions(line, keyed or entities)
         return self._add(Fact(self._next_id(), source, line, tuple(entities),
                               quantities_in(line, mentions, entities[0]), severity, "", False, search,
                               self._is_own(entities, line)))

@@ -16,7 +16,7 @@ from typing import Callable, Generator, Iterator, Sequence
 from appliance.agent import events as ev
 from appliance.agent.actions import FINISH, Step, check_reserved
 from appliance.agent.claim import Choices, Claim
-from appliance.agent.claim_checks import Retry, Situation, error_line, judge, mentioned
+from appliance.agent.claim_checks import Retry, Situation, completed, error_line, judge, mentioned
 from appliance.agent.control import LoopControl
 from appliance.agent.facts import Fact
 from appliance.agent.mention_looks import mention_call
@@ -85,9 +85,10 @@ class Finisher:
         problem = check_reserved(parsed, self.settings, self.choices(step))
         if problem is not None:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
-        claim = Claim.from_input(parsed.action_input)
+        situation = self.situation()
+        claim = completed(Claim.from_input(parsed.action_input), situation)
         self.last_claim = claim
-        retry = judge(claim, self.situation())
+        retry = judge(claim, situation)
         if retry is None:
             yield from self._accept(step, parsed, claim, stats, "answer accepted")
             return None
@@ -144,7 +145,7 @@ class Finisher:
         asked = [f for f in book.facts if f.source == "check" and f.family in topics]
         claimed = [f for f in (book.get(c) for c in (claim or self.last_claim or Claim("", (), "")).cites) if f]
         read = [f for f in book.facts if f.source not in ("check", "snapshot") and not f.own]
-        shown = list(dict.fromkeys(problems + asked + claimed)) or \
+        shown = list(dict.fromkeys(claimed + problems + asked)) or \
             list(dict.fromkeys([f for f in read if error_line(f)] + read[-2:]))
         evidence = evidence_of(shown)
         head = NOT_SETTLED[:-1] + f" ({reason})." if reason else NOT_SETTLED
