@@ -170,7 +170,8 @@ def test_a_named_file_asked_nothing_particular_is_judged_by_its_lookup_whatever_
                                                             source.families)
         assert fine.resource is Resource.DISK_SPACE and not fine.resource_in_words
         plain = source.gather(fine, frozenset({os.getpid()}))
-        space = source.gather(f"is the disk that holds {path} full?", frozenset({os.getpid()}))
+        space = source.gather(read_question(f"is the disk that holds {path} full?").relabelled(
+            Asks.YES_NO, Resource.DISK_SPACE, True, source.families), frozenset({os.getpid()}))
     assert plain.topics[0] == "path_lookup", plain.topics
     lookup = [f for f in plain.places if f.family == "path_lookup"]
     assert lookup and not lookup[0].is_problem and f"{path} exists" in lookup[0].verdict

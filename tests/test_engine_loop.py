@@ -186,7 +186,8 @@ def test_snapshot_can_be_turned_off():
 
 def test_step_limit_last_step_may_only_finish_and_the_count_is_visible():
     replies = [call("read_log", path=f"/var/log/{i}.log") for i in range(3)] + [finish("disk quota exceeded for user7")]
-    events, model, _ = run(replies, EngineSettings(max_steps=4, reflection=False))
+    events, model, _ = run(replies, EngineSettings(max_steps=4, reflection=False),
+                           model=ScriptedModel(replies, labels=CPU_LABELS))  # a CPU question may finish at once
     assert ended(events).status == ev.FINISHED
     assert "finish" in actions_allowed(model.calls[0][1]) and len(actions_allowed(model.calls[0][1])) > 1
     assert actions_allowed(model.calls[-1][1]) == ["finish"]
@@ -375,8 +376,12 @@ def test_finish_needs_a_tool_call_unless_the_snapshot_answers():
     assert "use a tool first" in prompt_of(model, 0)
 
 
+CPU_LABELS = [{"asks": "process", "resource": "cpu", "fault": False}]
+
+
 def test_a_cpu_question_may_finish_from_the_snapshot():
-    events, model, _ = run([finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla", pid=4711)],
+    replies = [finish("hogzilla (pid 4711) uses 98.5% CPU.", process="hogzilla", pid=4711)]
+    events, model, _ = run(replies, model=ScriptedModel(replies, labels=CPU_LABELS),
                            question="Which process uses the most CPU?",
                            snapshot={"top_cpu": [{"pid": 4711, "name": "hogzilla", "cpu_pct": 98.5}]})
     assert '"const": "finish"' in json.dumps(model.calls[0][1])

@@ -5,6 +5,8 @@ import os
 
 import pytest
 
+from appliance.agent.question.kinds import Asks, Resource
+
 from appliance.agent import events as ev
 from appliance.agent.engine import Engine
 from appliance.agent.evidence import MAX_SHOWN, Evidence, Look, MachineEvidence, named_paths, plan_look
@@ -210,7 +212,8 @@ def test_a_space_question_naming_no_place_measures_the_fullest_filesystem(tmp_pa
                 pass  # full: the point
         registry = build_registry(ToolContext(policy=PathPolicy.default([tmp_path])))
         source = MachineEvidence(registry)
-        evidence = source.gather(read_question("what is filling my disk?"), frozenset())
+        asked = read_question("what is filling my disk?").relabelled(Asks.FOLDER, Resource.DISK_SPACE, True)
+        evidence = source.gather(asked, frozenset())
         assert [(look.tool, look.path) for look in evidence.looks] == [("dir_sizes", str(mount)),
                                                                        ("largest_files", str(mount))]
         sizes = evidence.looks[0].result["data"]
@@ -218,8 +221,8 @@ def test_a_space_question_naming_no_place_measures_the_fullest_filesystem(tmp_pa
         assert any(f.family == "disk_usage" and f.culprit == "renders" for f in evidence.places)
         assert evidence.looks[1].result["data"]["files"] == [] or \
             evidence.looks[1].result["data"]["files"][0]["path"] == str(mount / "renders" / "frame.bin")
-        assert [look.tool for look in source.gather(read_question("which file is the biggest one on this disk?"),
-                                                    frozenset()).looks] == ["largest_files"]
+        biggest = read_question("which file is the biggest one on this disk?").relabelled(Asks.FILE, Resource.DISK_SPACE, False)
+        assert [look.tool for look in source.gather(biggest, frozenset()).looks] == ["largest_files"]
         named = source.gather(read_question(f"which folder under {mount} takes the most space?"), frozenset())
         assert [look.tool for look in named.looks] == ["dir_sizes", "inspect_path"]  # measured, then profiled
         assert all(look.path == str(mount) for look in named.looks)
@@ -237,7 +240,8 @@ def test_a_plain_fact_or_a_users_share_is_measured_before_the_first_step():
     from appliance.agent.question.question import read_question
 
     source = MachineEvidence(build_registry(ToolContext(policy=PathPolicy.default())))
-    fact = source.gather(read_question("what kernel version is this machine running?"), frozenset())
+    fact = source.gather(read_question("what kernel version is this machine running?").relabelled(
+        Asks.SYSTEM_FACT, Resource.NONE, False), frozenset())
     assert [look.tool for look in fact.measured] == ["system_overview"] and fact.looks == ()
     assert fact.measured[0].result["data"]["kernel"] == platform.release()
     user = source.gather(read_question("which user uses the most memory?"), frozenset())
@@ -302,7 +306,7 @@ def test_a_yes_no_complaint_is_led_by_a_problem_of_its_own_part_only():
     disk_full = Finding("filesystem_full", WARNING, "/ is 97 % full", culprit="/")
     cpu_fine = Finding("cpu", OK, "no CPU hog")
     question = read_question("a job here runs painfully slowly even though the processor is mostly idle. "
-                             "is something limiting it?")
+                             "is something limiting it?").relabelled(Asks.YES_NO, Resource.CPU, True)
     assert question.resource.value == "cpu" and question.fault
     assert with_current_problems(question, ("cpu",), [cpu_fine, throttled], [])[0] == "cgroup_limits"
     assert with_current_problems(question, ("cpu",), [cpu_fine, disk_full], []) == ("cpu",)

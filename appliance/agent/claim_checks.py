@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 from appliance.agent.claim import Claim, Narrowing
+from appliance.agent.observe import IMPORTANT
 from appliance.agent.facts import MACHINE, NUMBER, PATH, Entity, Fact, FactBook, Quantity
 from appliance.agent.question.kinds import Asks
 
@@ -344,12 +345,9 @@ def problem_is_shown(claim: Claim, s: Situation) -> Retry | None:
                  Narrowing(first_cite=ids))
 
 
-_ERROR = re.compile(r"\b(error|fail(ed|ure)?|fatal|denied|refused|panic|killed|critical)\b", re.I)
-
-
 def error_line(fact: Fact) -> bool:
     """A reading's line that reports an error (a log's, a tool's), as the renderer keeps them first."""
-    return fact.source != "check" and bool(_ERROR.search(fact.text))
+    return fact.source != "check" and bool(IMPORTANT.search(fact.text))
 
 
 def _claims_absence(claim: Claim) -> bool:

@@ -26,11 +26,11 @@ from appliance.agent.place_looks import (LOGS, Look, folder_verdicts, is_storage
                                          plan_look)
 from appliance.agent.space_looks import space_call, space_looks
 from appliance.agent.current_problems import with_current_problems
-from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, for_question, run_all
+from appliance.analyzers import ANALYZERS, Finding, Readings, by_severity, run_all
 from appliance.analyzers.app_folder import folder_logs
 from appliance.analyzers.base import Analyzer
 from appliance.analyzers.host_pins import FAMILY as NAMES
-from appliance.analyzers.host_pins import host_names, pin_findings
+from appliance.analyzers.host_pins import pin_findings
 from appliance.analyzers.named_path import mounts_in_the_way, path_findings
 from appliance.analyzers.network import port_finding
 from appliance.analyzers.reach import ANALYZER as REACH
@@ -150,7 +150,7 @@ class NoEvidence:
 
 def port_asking(question: Question) -> tuple[str, bool]:
     """How the question asks about its ports: the protocol, and whether it reports trouble there."""
-    return ("udp" if question.udp else "tcp"), question.trouble
+    return ("udp" if question.udp else "tcp"), question.fault
 
 
 def port_verdicts_for(question: Question, readings: Readings) -> list[Finding]:
@@ -167,7 +167,7 @@ def reach_verdicts_for(question: "Question | str", topics: Sequence[str], readin
     question = as_question(question)
     # the words ask about reaching it ("from other machines"), not just the part (a question whose
     # words name no family gets its resource's, and the network's include reach)
-    if REACH.family not in topics or not for_question(question.text, (REACH,)):
+    if REACH.family not in topics or REACH.family not in question.worded:
         return []
     proto = port_asking(question)[0]
     return [reach_finding(port, readings, proto=proto) for port in named_ports(question)]
@@ -175,7 +175,7 @@ def reach_verdicts_for(question: "Question | str", topics: Sequence[str], readin
 
 def named_things_of(question: Question) -> list[str]:
     """The names a question gives (its reader's) and the words of it this machine knows as names."""
-    return list(dict.fromkeys([*question.names, *machine_names(question.text)]))
+    return list(dict.fromkeys([*question.names, *machine_names(question.tokens)]))
 
 
 ReadingsFactory = Callable[[frozenset[int]], Readings]
@@ -257,7 +257,7 @@ class MachineEvidence:
         reach = reach_verdicts_for(question, topics, readings) if self.analyzers else []
         if reach:  # first of all: "works here but not from other machines" is answered by the address
             findings = reach + [f for f in findings if f not in reach]
-        pins = pin_findings(host_names(question.text)) if NAMES in self.families else []
+        pins = pin_findings(list(question.hosts)) if NAMES in self.families else []
         if pins:  # where /etc/hosts sends a host the question names, before anything else
             findings = pins + [f for f in findings if f not in pins]
             rest = tuple(t for t in topics if t != NAMES)

@@ -7,7 +7,7 @@ tool first often guesses instead (and is then sent back for naming nothing obser
 
 from __future__ import annotations
 
-from appliance.agent.question.kinds import Asks
+from appliance.agent.question.kinds import Asks, Resource
 from appliance.agent.question.question import Question
 
 OVERVIEW: tuple[str, dict] = ("system_overview", {})
@@ -22,11 +22,11 @@ KIND_LOOKS: dict[Asks, tuple[tuple[str, dict], ...]] = {
 
 def kind_looks(question: Question) -> tuple[tuple[str, dict], ...]:
     """The readings measured for this question before the first step (none for a user question
-    about a place it names: who owns a folder is answered by looking at the folder). An amount that
-    is a plain fact ("how long since the last reboot?") is read from the system overview."""
+    about a place it names: who owns a folder is answered by looking at the folder)."""
     if question.asks is Asks.USER and question.paths:
         return ()
     looks = KIND_LOOKS.get(question.asks, ())
-    if question.facts_owed and OVERVIEW not in looks:
-        looks = (*looks, OVERVIEW)
+    if question.asks in (Asks.AMOUNT, Asks.COUNT) and question.resource in (Resource.TIME, Resource.NONE) \
+            and not question.paths and OVERVIEW not in looks:
+        looks = (*looks, OVERVIEW)  # an amount of no part ("how long since the reboot?") is a fact of the machine
     return looks

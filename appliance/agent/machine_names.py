@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import os
 import pwd
-import re
 import shutil
+from typing import Sequence
 
 import psutil
 
 SEARCH_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 UNIT_DIRS = ("/etc/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system", "/run/systemd/system")
 DPKG_INFO = "/var/lib/dpkg/info"
-_WORD = re.compile(r"(?<![\w./~-])([a-z][a-z0-9_+-]*(?:\.[a-z0-9_+-]+)?)(?![\w/])")
 COMMON = frozenset("""
 a about after again all also am an and any are as at back backup be because been before being bin
 both but by can cannot check clear close column cut daemon date did do does done down du each env
@@ -61,9 +60,10 @@ def _known(word: str, running: set[str], users: set[str]) -> bool:
     return any(os.path.exists(os.path.join(folder, unit)) for folder in UNIT_DIRS)
 
 
-def machine_names(text: str, limit: int = 3) -> list[str]:
-    """The words of `text` that name a process, user, program, package or unit of this machine."""
-    words = [w for w in dict.fromkeys(_WORD.findall(text.lower())) if w not in COMMON and len(w) >= 2]
+def machine_names(tokens: Sequence[str], limit: int = 3) -> list[str]:
+    """The question's words (its reader's tokens) that name a process, user, program, package or
+    unit of this machine."""
+    words = [w for w in dict.fromkeys(tokens) if w not in COMMON and len(w) >= 2]
     if not words:
         return []
     running, users = _running(), _users()

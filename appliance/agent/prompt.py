@@ -15,7 +15,7 @@ import re
 from typing import Iterable
 
 from appliance.agent.actions import ASK_USER, FINISH
-from appliance.agent.question.question import Asks, Question, Resource
+from appliance.agent.question.question import Asks, Question, Resource, as_question
 from appliance.agent.observe import clean
 from appliance.agent.settings import EngineSettings
 from appliance.tools.base import PLACES, ToolSpec, reading
@@ -185,7 +185,7 @@ def matching_tools(question: "Question | str", specs: Iterable[ToolSpec], top: i
     one line naming the fitting tools right next to the question steers them without taking any
     tool away.
     """
-    wanted = _stems(question.text if isinstance(question, Question) else question)
+    wanted = _stems(" ".join(as_question(question).tokens))
     specs = list(specs)
     vocab = [_stems(spec.name.replace("_", " ") + " " + spec.description) for spec in specs]
     # rare words weigh more: "disk" in one tool's description says more than "process" in five
@@ -198,7 +198,6 @@ def matching_tools(question: "Question | str", specs: Iterable[ToolSpec], top: i
     return [name for _, _, name in sorted(scored)[:top]]
 
 
-_PATH_RE = re.compile(r"(?<![\w.])(/[\w.@+\-]+(?:/[\w.@+\-]+)*)")
 
 
 def path_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[str]:
@@ -211,7 +210,7 @@ def path_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[st
     problem (network_connections), and an answer then rests on nothing seen of that place."""
     specs = list(specs)
     tools: list[str] = []
-    named = list(question.paths) if isinstance(question, Question) else _PATH_RE.findall(question)
+    named = list(as_question(question).paths)
     for raw in named:
         path = raw.rstrip(".")
         leaf = path.rsplit("/", 1)[-1]
@@ -291,17 +290,12 @@ def steps_left_line(steps_left: int) -> str:
     return f"{steps_left} steps left."
 
 
-_SNAPSHOT_SUBJECTS = re.compile(r"\b(cpu|processor|memory|ram|swap|load|fan|hot|slow|sluggish|busy)\b", re.I)
-
-
 def snapshot_covers(question: "Question | str") -> bool:
     """True when the snapshot (load, top CPU and memory users, fullest disks) can plainly answer
     the question, so `finish` may come before any tool call. Every other question needs at least
     one tool call first: small models "answer" a port or log question from the snapshot alone
     (docs/engine.md, "They finish without looking")."""
-    if isinstance(question, Question):
-        return question.resource in (Resource.CPU, Resource.MEMORY)
-    return bool(_SNAPSHOT_SUBJECTS.search(question))
+    return as_question(question).resource in (Resource.CPU, Resource.MEMORY)
 
 
 QUESTION_LINE = "Question: "  # what starts the question's line: everything before it can be read ahead

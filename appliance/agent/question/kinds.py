@@ -1,7 +1,7 @@
 """The labels a question is read into: what it asks for, and which part of the machine it is about.
 
-Why enums: a small model picks one label of a short list well under a grammar, and every rule that
-judges an answer declares the kinds it applies to in these terms, never in the question's words.
+Why enums: a small model picks one label of a short list well under a grammar, and every check that
+judges a claim declares the kinds it applies to in these terms, never in the question's words.
 """
 
 from __future__ import annotations
@@ -44,9 +44,6 @@ class Resource(str, Enum):
     CONFIG = "config"
     NONE = "none"
 
-
-# The shape an answer must have, by what is asked (the old "forms"; answer rules read them).
-WHICH, AMOUNT_FORM, YES_NO_FORM, WHY, OPEN = "which", "amount", "yes_no", "why", "open"
 
 # Kinds whose answer names one thing an observation shows.
 THINGS = frozenset({Asks.PROCESS, Asks.USER, Asks.FILE, Asks.FOLDER, Asks.FILESYSTEM, Asks.PORT, Asks.SERVICE})
