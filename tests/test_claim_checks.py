@@ -213,3 +213,11 @@ def test_evidence_reads_as_plain_words():
 
 def test_the_checks_are_one_short_tuple():
     assert len(CHECKS) <= 10 and len({c.__name__ for c in CHECKS}) == len(CHECKS)
+
+
+def test_a_sentence_written_as_the_value_is_judged_by_what_the_answer_states():
+    facts = book(FULL)
+    said = claim("value", ["F1"], "/srv is 100 % full.", value="the filesystem holding srv is full now")
+    assert judge(said, situation(facts)) is None
+    made_up = claim("value", ["F1"], "/srv is 71 % full.", value="the filesystem holding srv is full now")
+    assert judge(made_up, situation(facts)).check == "backed"

@@ -657,3 +657,14 @@ def test_a_log_read_again_with_more_lines_of_the_same_errors_is_no_new_informati
     assert steps[1].evaluation == "new information"
     assert steps[2].evaluation == steps[3].evaluation == "no new information"
     assert actions_allowed(model.calls[3][1]) == ["finish"]
+
+
+def test_a_claim_sent_back_and_written_again_unchanged_is_not_tried_a_third_time():
+    made_up = finish("hogzilla (pid 4711) uses 12345 MiB.", process="hogzilla")
+    replies = [call("read_log", path="/var/log/a.log"), made_up, made_up, made_up]
+    events, model, _ = run(replies, EngineSettings(max_steps=8, reflection=False, answer_rejections=2),
+                           question="Why did the backup job fail?")
+    assert len(of(events, ev.AnswerRejected)) == 1  # the second, identical claim ends the retries
+    final = of(events, ev.FinalAnswer)[-1]
+    assert final.forced and final.answer.startswith("I could not settle")
+    assert len(model.replies) == 1  # the third copy was never asked for

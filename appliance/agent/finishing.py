@@ -65,6 +65,7 @@ class Finisher:
     run_tool: Callable[[int, str, dict], Outcome] | None = None  # runs a tool a retry lacks
     specs: Sequence[ToolSpec] = ()
     last_claim: Claim | None = field(default=None)
+    refused: Claim | None = field(default=None)  # the claim last sent back
 
     def situation(self) -> Situation:
         q = self.question
@@ -87,12 +88,14 @@ class Finisher:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
         situation = self.situation()
         claim = completed(Claim.from_input(parsed.action_input), situation)
+        repeated = self.refused is not None and claim == self.refused
         self.last_claim = claim
         retry = judge(claim, situation)
         if retry is None:
             yield from self._accept(step, parsed, claim, stats, "answer accepted")
             return None
-        if not self.ctl.may_retry(step):
+        self.refused = claim
+        if repeated or not self.ctl.may_retry(step):  # the same claim again will not change on another try
             yield from self._not_settled(step, parsed, claim, stats, retry)
             return None
         return (yield from self._send_back(step, retry))
