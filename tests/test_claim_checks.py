@@ -218,6 +218,6 @@ def test_the_checks_are_one_short_tuple():
 def test_a_sentence_written_as_the_value_is_judged_by_what_the_answer_states():
     facts = book(FULL)
     said = claim("value", ["F1"], "/srv is 100 % full.", value="the filesystem holding srv is full now")
-    assert judge(said, situation(facts)) is None
+    assert judge(said, situation(facts, Asks.AMOUNT)) is None
     made_up = claim("value", ["F1"], "/srv is 71 % full.", value="the filesystem holding srv is full now")
-    assert judge(made_up, situation(facts)).check == "backed"
+    assert judge(made_up, situation(facts, Asks.AMOUNT)).check == "backed"
