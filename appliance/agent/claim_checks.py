@@ -376,7 +376,7 @@ def form_fits(claim: Claim, s: Situation) -> Retry | None:
     if claim.stance == "cannot_tell" or not s.asks_known:
         return None
     if s.asks in NUMBERS and claim.stance not in ("no_problem",) and not any(c.isdigit() for c in claim.value) \
-            and claim.value.lower() not in ZERO_WORDS:
+            and claim.value.lower() not in ZERO_WORDS and not stated_numbers(claim.answer):
         return Retry("form", "the question asks how many or how much: put the number a fact shows, with its unit, "
                              "in value.", Narrowing(drop_stances=frozenset({"yes", "no"}), need_value=True))
     if s.asks in THINGS and claim.stance in ("problem", "value") and not claim.subject:
