@@ -130,7 +130,6 @@ def system_prompt(specs: Iterable[ToolSpec], settings: EngineSettings, *, can_as
         "# Tools (? marks an optional argument)",
         *(describe_tool(spec) for spec in specs),
         _finish_tool(settings),
-        _ask_tool(can_ask),
         "",
         "# Output",
         'Each reply is one JSON object {"thought": "...", "action": "...", "action_input": {...}}: '
@@ -149,6 +148,10 @@ def system_prompt(specs: Iterable[ToolSpec], settings: EngineSettings, *, can_as
         "- [warning] and [critical] lines are problems the machine's checks found; [ok] lines are parts found fine.",
         f"- Finish as soon as the facts answer the question. At most {settings.max_steps} steps; follow a plan "
         "you are given.",
+        "",
+        # Last on purpose: the only line that differs between a run that can ask the person (the TUI)
+        # and one that cannot (`ask --no-ask`), so both share everything before it.
+        _ask_tool(can_ask),
     ]
     return "\n".join(sections)
 
