@@ -140,6 +140,19 @@ def stated_facts_backed(claim: Claim, s: Situation) -> Retry | None:
     return None
 
 
+def _shows_pid(pid: int) -> Callable[[Fact], bool]:
+    shows = re.compile(rf"\bpid[ =]{pid}\b", re.I)
+    return lambda f: shows.search(f.text) is not None
+
+
+def _holds_number(number: float, unit: str) -> Callable[[Fact], bool]:
+    return lambda f: any(same_number(number, unit, q) for q in f.quantities)
+
+
+def _holds_text(text: str) -> Callable[[Fact], bool]:
+    return lambda f: text in f.text.lower()
+
+
 def _stated(claim: Claim, s: Situation) -> list[tuple[str, str, Callable[[Fact], bool]]]:
     """What the sentence states that needs backing, each with the test a fact holding it passes:
     pids, numbers with their units, paths and addresses, and the names the facts know."""
@@ -147,21 +160,19 @@ def _stated(claim: Claim, s: Situation) -> list[tuple[str, str, Callable[[Fact],
     out: list[tuple[str, str, Callable[[Fact], bool]]] = []
     for pid in PID.findall(claim.answer):
         if not _in_question(float(pid), s.question_text):
-            shows = re.compile(rf"\bpid[ =]{pid}\b", re.I)
-            out.append(("pid", f"pid {pid}", lambda f, shows=shows: shows.search(f.text) is not None))
+            out.append(("pid", f"pid {pid}", _shows_pid(int(pid))))
     for number, unit in stated_numbers(claim.answer):
         if number > 1 and not _in_question(number, s.question_text):
-            out.append(("number", f"{number:g}{(' ' + unit) if unit else ''}",
-                        lambda f, n=number, u=unit: any(same_number(n, u, q) for q in f.quantities)))
+            out.append(("number", f"{number:g}{(' ' + unit) if unit else ''}", _holds_number(number, unit)))
     for token in [*PATH.findall(claim.answer), *ADDRESS.findall(claim.answer)]:
         token = token.rstrip(".,;:)").lower()
         if len(token) > 1 and token not in question:
-            out.append(("token", token, lambda f, t=token: t in f.text.lower()))
+            out.append(("token", token, _holds_text(token)))
     others = [label for label in s.book.known if label not in (claim.subject, MACHINE)]
     names = {label.split(" (pid ", 1)[0] for label in others if not label.startswith(("/", "port "))}
     for name in _names_in(claim.answer, sorted(names)):
         if name.lower() not in question:
-            out.append(("name", name, lambda f, n=name.lower(): n in f.text.lower()))
+            out.append(("name", name, _holds_text(name.lower())))
     return out
 
 
