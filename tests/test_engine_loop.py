@@ -668,3 +668,14 @@ def test_a_claim_sent_back_and_written_again_unchanged_is_not_tried_a_third_time
     final = of(events, ev.FinalAnswer)[-1]
     assert final.forced and final.answer.startswith("I could not settle")
     assert len(model.replies) == 1  # the third copy was never asked for
+
+
+def test_a_claim_of_the_wrong_shape_stands_as_written_once_its_retries_are_spent():
+    shapeless = finish("The log shows the backup ran out of disk quota.")  # states no count
+    replies = [call("read_log", path="/var/log/a.log"), shapeless, shapeless]
+    events, model, _ = run(replies, EngineSettings(max_steps=8, reflection=False),
+                           question="How many backups failed?")
+    assert [e.reason.split(":")[0] for e in of(events, ev.AnswerRejected)] == ["the question asks how many or how much"]
+    final = of(events, ev.FinalAnswer)[-1]
+    assert not final.forced and final.answer == "The log shows the backup ran out of disk quota."
+    assert ended(events).status == ev.FINISHED

@@ -27,6 +27,7 @@ _BYTES = {"B": 1, "bytes": 1, "kB": 1e3, "KB": 1e3, "KiB": 1024, "MB": 1e6, "MiB
 THINGS = frozenset({Asks.PROCESS, Asks.USER, Asks.FILE, Asks.FOLDER, Asks.FILESYSTEM, Asks.PORT, Asks.SERVICE})
 NUMBERS = frozenset({Asks.COUNT, Asks.AMOUNT})
 ZERO_WORDS = frozenset({"0", "none", "no", "zero", "nothing", "nobody"})
+SOFT_CHECKS = frozenset({"form", "unsaid"})  # the checks of a claim's shape (Retry.soft)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,12 @@ class Retry:
     reason: str
     narrowing: Narrowing = field(default_factory=Narrowing)
     run: tuple[str, dict] | None = None
+
+    @property
+    def soft(self) -> bool:
+        """A claim of the wrong shape, not a wrong one: everything it states stands in the facts.
+        With its retries spent it stands as written, rather than no answer at all."""
+        return self.check in SOFT_CHECKS
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,10 @@ class Finisher:
             return None
         self.refused = claim
         if repeated or not self.ctl.may_retry(step):  # the same claim again will not change on another try
+            if retry.soft:
+                yield from self._accept(step, parsed, claim, stats, f"answer accepted as written ({retry.check}: "
+                                                                    f"{retry.reason})")
+                return None
             yield from self._not_settled(step, parsed, claim, stats, retry)
             return None
         return (yield from self._send_back(step, retry))

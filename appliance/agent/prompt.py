@@ -75,7 +75,8 @@ def _finish_tool(settings: EngineSettings) -> str:
             "asked for), cannot_tell (the facts do not settle it, or it is not about this computer). cites: "
             "the ids of 1 to 3 facts your answer rests on. subject: the process, file, port or user the answer "
             "is about, as the facts name it (\"\" for none). value: the number with its unit, or the fact, as a "
-            "cited fact shows it (\"\" for none). answer: one or two sentences for the person.")
+            "cited fact shows it (\"\" for none). answer: one or two sentences for the person, in plain words "
+            "with the facts' numbers and names (no fact ids).")
 
 
 def _ask_tool(can_ask: bool) -> str:
