@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from appliance.agent.claim import Choices, Claim, Narrowing, claim_schema
-from appliance.agent.claim_checks import CHECKS, Situation, completed, judge, same_number
+from appliance.agent.claim_backing import completed, same_number
+from appliance.agent.claim_checks import CHECKS, Situation, judge
 from appliance.agent.facts import FactBook, Quantity, plain_line
 from appliance.agent.question.kinds import Asks
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding

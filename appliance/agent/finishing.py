@@ -16,7 +16,7 @@ from typing import Callable, Generator, Iterator, Sequence
 from appliance.agent import events as ev
 from appliance.agent.actions import FINISH, Step, check_reserved
 from appliance.agent.claim import Choices, Claim
-from appliance.agent.claim_checks import Retry, Situation, completed, error_line, judge, mentioned
+from appliance.agent.claim_checks import Retry, Situation, error_line, judged, mentioned
 from appliance.agent.control import LoopControl
 from appliance.agent.facts import Fact
 from appliance.agent.mention_looks import mention_call
@@ -86,11 +86,9 @@ class Finisher:
         problem = check_reserved(parsed, self.settings, self.choices(step))
         if problem is not None:
             return Outcome(INVALID, f"error: {problem}", FINISH, evaluation=f"invalid finish: {problem}")
-        situation = self.situation()
-        claim = completed(Claim.from_input(parsed.action_input), situation)
+        claim, retry = judged(Claim.from_input(parsed.action_input), self.situation())
         repeated = self.refused is not None and claim == self.refused
         self.last_claim = claim
-        retry = judge(claim, situation)
         if retry is None:
             yield from self._accept(step, parsed, claim, stats, "answer accepted")
             return None

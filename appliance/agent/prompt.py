@@ -202,8 +202,6 @@ def matching_tools(question: "Question | str", specs: Iterable[ToolSpec], top: i
     return [name for _, _, name in sorted(scored)[:top]]
 
 
-
-
 def path_tools(question: "Question | str", specs: Iterable[ToolSpec]) -> list[str]:
     """The tools that look at the places the question names, in the order of the paths: a log →
     the tool that reads a log (read_log), any other file → the one that reads a file (read_file),

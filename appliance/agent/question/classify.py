@@ -134,8 +134,6 @@ def read_by_model(question: Question, caller: ModelCaller, system: Message,
     """A run's labelling call, through its model caller (counted, cancellable, within its budget).
     Only its prompt progress is shown: the labels are not the model's answer. A model that cannot
     answer leaves the words' reading; it fails again at its first step, where that is recorded."""
-    if not question.open_labels:
-        return question  # the words settled every label: no call, no cost
     try:
         for event in caller.generate(0, label_messages(question, system), SCHEMA, MAX_TOKENS, "question",
                                      temperature=0.0):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Sequence
 
 from appliance.analyzers.named_path import PathAsk, path_ask
-from appliance.agent.question.kinds import NUMBERS, RESOURCE_FAMILIES, THINGS, Asks, Resource, led_by_kind, with_resource
+from appliance.agent.question.kinds import RESOURCE_FAMILIES, Asks, Resource, led_by_kind, with_resource
 from appliance.agent.question.mentions import hosts_in, names_in, paths_in, pids_in, ports_in, tokens_in, udp_in
 from appliance.agent.question.words import fault_in, lexical_asks
 
@@ -54,19 +54,6 @@ class Question:
         """The words name a family of the part the model chose ("is the disk that holds X full?"),
         not only the model ("is X fine?" labelled disk space)."""
         return any(f in RESOURCE_FAMILIES[self.resource] for f in self.worded)
-
-    @property
-    def asks_which(self) -> bool:
-        return self.asks in THINGS
-
-    @property
-    def asks_number(self) -> bool:
-        return self.asks in NUMBERS
-
-    @property
-    def open_labels(self) -> bool:
-        """The model is asked for the labels: the resource and out-of-scope are its alone, so always."""
-        return True
 
     def labels(self) -> dict[str, object]:
         """The reading as plain values (recorded with step 0)."""
