@@ -86,7 +86,7 @@ def measure_speed(llama, name: str, rounds: int, max_tokens: int) -> dict:
     settings = EngineSettings()
     specs = default_registry().specs
     schema = step_schema(specs, settings)
-    messages = [Message("system", system_prompt(specs, settings, can_ask=True)), Message("user", QUESTION)]
+    messages = [Message("system", system_prompt(specs, settings)), Message("user", QUESTION)]
     info = ModelInfo(name=name)
     models = {
         "unconstrained": LlamaChatModel(llama, info, decoder="builtin"),  # no grammar, EOS ignored
@@ -132,7 +132,7 @@ def measure_reuse(llama, name: str, max_tokens: int) -> list[dict]:
     # Step 1 finds the system prompt already cached by the speed trials, as a second run in the
     # same process would; steps 2-8 are what the target is about.
     model = LlamaChatModel(llama, ModelInfo(name=name), decoder="fast")
-    messages = [Message("system", system_prompt(specs, settings, can_ask=True)), Message("user", QUESTION)]
+    messages = [Message("system", system_prompt(specs, settings)), Message("user", QUESTION)]
     steps = []
     cached = 0
     for step, observation in enumerate(OBSERVATIONS, start=1):

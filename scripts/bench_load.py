@@ -86,7 +86,7 @@ def run_steps(model_spec: str, policy, steps: int, max_tokens: int, step_timeout
     specs = list(build_registry(ToolContext(policy=PathPolicy.default())).specs)
     schema = step_schema(specs, settings, ask=False)
     model = open_chat_model(model_spec, paths=resolve_paths(), thread_policy=policy)
-    messages = [Message("system", system_prompt(specs, settings, can_ask=False)),
+    messages = [Message("system", system_prompt(specs, settings)),
                 Message("user", question_message(QUESTION, None, settings.max_steps))]
     records = []
     started = time.perf_counter()

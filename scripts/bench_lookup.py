@@ -73,7 +73,7 @@ def main() -> int:
     settings = EngineSettings(max_steps=args.max_steps, allow_ask=False)
     engines = {"lookup on": Engine(on, default_registry(), settings),
                "lookup off": Engine(off, default_registry(), settings)}
-    engines["lookup on"].warm(can_ask=False)
+    engines["lookup on"].warm()
     questions = QUESTIONS[: max(1, args.questions)]
     print(f"model {on.info.name}, {args.rounds} rounds x {len(questions)} questions, max {args.max_steps} steps, "
           f"load average {os.getloadavg()}, {time.strftime('%F %T')}", flush=True)

@@ -76,7 +76,7 @@ def main() -> int:
     cores = args.threads or physical_cores()
     llama = load_llama(resolved.path, n_ctx=8192, n_threads=cores)
     text = ChatTemplate.from_llama(llama).render(
-        [Message("system", system_prompt(default_registry().specs, EngineSettings(), can_ask=False))],
+        [Message("system", system_prompt(default_registry().specs, EngineSettings()))],
         add_generation_prompt=False)
     system = llama.tokenize(text.encode(), add_bos=False, special=True)
     filler = llama.tokenize((Path(__file__).resolve().parents[1] / "README.md").read_bytes(), add_bos=False)

@@ -50,8 +50,7 @@ def plain_loop(llama, question: str, max_steps: int) -> dict:
     from appliance.tools.registry import default_registry
 
     registry = default_registry()
-    messages = [{"role": "system", "content": system_prompt(registry.specs, EngineSettings(max_steps=max_steps),
-                                                            can_ask=False)},
+    messages = [{"role": "system", "content": system_prompt(registry.specs, EngineSettings(max_steps=max_steps))},
                 {"role": "user", "content": f"Question: {question}\nReply with one JSON object."}]
     times: dict[str, float] = {"prompt": 0.0, "generation": 0.0, "tools": 0.0}
     steps = 0
@@ -140,7 +139,7 @@ def warm_runs(args, env: dict, model_path: str, measured) -> None:
     model = open_chat_model(args.model, paths=resolve_paths(env), env=env)
     model.take_load_seconds()
     engine = Engine(model, default_registry(), EngineSettings(max_steps=args.max_steps, allow_ask=False))
-    engine.warm(can_ask=False)
+    engine.warm()
     for question in QUESTIONS:
         model.begin_run()
         started = time.perf_counter()

@@ -73,7 +73,7 @@ def main() -> int:
         sessions[name] = Session(llama)
     first = next(iter(sessions.values())).llama
     text = ChatTemplate.from_llama(first).render(
-        [Message("system", system_prompt(default_registry().specs, EngineSettings(), can_ask=True))],
+        [Message("system", system_prompt(default_registry().specs, EngineSettings()))],
         add_generation_prompt=False)
     prompt = first.tokenize(text.encode(), add_bos=False, special=True)[: args.tokens]
     print(f"model {resolved.name}, {len(prompt)} prompt tokens, {cores} threads, {args.rounds} rounds, "

@@ -173,7 +173,7 @@ def _reader(model_spec: str | None) -> Callable[[str], Any]:
     started = time.perf_counter()
     model = open_chat_model(model_spec, paths=resolve_paths())
     print(f"model {model_spec} loaded in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    system = Message("system", system_prompt(default_registry().specs, EngineSettings(), can_ask=True))
+    system = Message("system", system_prompt(default_registry().specs, EngineSettings()))
     known = [a.family for a in ANALYZERS]
     return lambda text: classify(read_question(text), model, system, known=known)[0]
 

@@ -34,14 +34,12 @@ def main() -> int:
 
     resolved = resolve_model(args.model, models_dir=resolve_paths().models_dir, catalog=load_catalog(), env={})
     llama = llama_cpp.Llama(str(resolved.path), vocab_only=True, verbose=False)
-    for can_ask in (True, False):
-        text = system_prompt(default_registry().specs, EngineSettings(), can_ask=can_ask)
-        rendered = ChatTemplate.from_llama(llama).render([Message("system", text)], add_generation_prompt=False)
-        tokens = llama.tokenize(rendered.encode(), add_bos=False, special=True)
-        print(f"{resolved.name}: system prompt {'with' if can_ask else 'without'} ask_user: "
-              f"{len(tokens)} tokens, {len(text)} characters")
-        if args.show and can_ask:
-            print(text)
+    text = system_prompt(default_registry().specs, EngineSettings())
+    rendered = ChatTemplate.from_llama(llama).render([Message("system", text)], add_generation_prompt=False)
+    tokens = llama.tokenize(rendered.encode(), add_bos=False, special=True)
+    print(f"{resolved.name}: system prompt {len(tokens)} tokens, {len(text)} characters")
+    if args.show:
+        print(text)
     return 0
 
 

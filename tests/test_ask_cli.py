@@ -96,8 +96,8 @@ def test_max_steps_reaches_the_engine_and_a_run_without_answer_exits_nonzero(scr
 def test_headless_run_cannot_ask(scripted, tmp_path, capsys):
     holder = scripted([OVERVIEW, finish_from_overview])
     assert main(_ask(tmp_path, "--json")) == 0  # stdin is not a terminal under pytest
-    system = holder["model"].calls[0][0][0].content
-    assert "nobody can answer questions in this run" in system
+    first_message = holder["model"].calls[0][0][1].content
+    assert "Nobody can answer questions in this run" in first_message
 
 
 @pytest.mark.parametrize(

@@ -458,7 +458,7 @@ def test_when_nobody_can_answer_the_model_is_told_so(settings, ask):
                call("top_processes"), GOOD_FINISH]
     events, model, _ = run(replies, settings, ask=ask)
     assert "ask_user" not in actions_allowed(model.calls[0][1])
-    assert "nobody can answer questions in this run" in model.calls[0][0][0].content
+    assert "Nobody can answer questions in this run" in model.calls[0][0][1].content
     assert not of(events, ev.AskedUser)
     assert "Nobody can answer questions in this run" in prompt_of(model, 1)
     assert ended(events).status == ev.FINISHED

@@ -140,8 +140,7 @@ def test_the_next_question_reuses_the_system_prompt_from_the_kv_cache(smollm2_pa
 
     model = _open(smollm2_path, tmp_path)
     settings = EngineSettings(max_steps=1)
-    system_tokens = model.count_tokens([Message("system", system_prompt(default_registry().specs, settings,
-                                                                         can_ask=False))])
+    system_tokens = model.count_tokens([Message("system", system_prompt(default_registry().specs, settings))])
     _run(model, "Which process is using the most CPU on this machine?", settings)
     events = _run(model, "Is my disk full?", settings)
     first = [e for e in events if isinstance(e, ev.StepRecorded) and e.step == 1][0]

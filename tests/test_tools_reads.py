@@ -41,7 +41,7 @@ def test_a_renamed_tool_is_still_suggested_by_what_it_reads_and_serves():
     assert suggested_tools("The app in /opt/billing cannot connect. Why?", specs)[0] == "x_list_dir"
     assert family_tools(["disk_io", "failed_services"], specs) == ["x_disk_io", "x_top_processes", "x_run_readonly",
                                                                    "x_read_log"]
-    prompt = system_prompt(specs, EngineSettings(), can_ask=False)
+    prompt = system_prompt(specs, EngineSettings())
     assert '"action": "x_sensors"' in prompt  # the worked example calls the tool that reads the sensors
 
 

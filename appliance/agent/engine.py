@@ -87,7 +87,7 @@ class Engine:
         self.snapshot = snapshot or (lambda pids: take_snapshot(pids))
         self.clock = clock
 
-    def warm(self, *, can_ask: bool = True, should_stop: Callable[[], bool] | None = None,
+    def warm(self, *, should_stop: Callable[[], bool] | None = None,
              on_progress: Callable[[int, int, float], None] | None = None) -> Any:
         """Bring the system prompt a run would use into the model's context ahead of a question
         (the TUI does it as soon as it opens). The model's report, or None for a model without
@@ -95,9 +95,9 @@ class Engine:
         warm = getattr(self.model, "warm", None)
         if warm is None:
             return None
-        return warm([self._system_message(can_ask)], should_stop=should_stop, on_progress=on_progress)
+        return warm([self._system_message()], should_stop=should_stop, on_progress=on_progress)
 
-    def read_ahead(self, question: str, *, can_ask: bool = True, should_stop: Callable[[], bool] | None = None,
+    def read_ahead(self, question: str, *, should_stop: Callable[[], bool] | None = None,
                    outdated: Callable[[], bool] | None = None) -> Any:
         """Evaluate now the part of `question`'s first prompt that comes before the question line
         (the system prompt and the first step's evidence), from a machine check already begun
@@ -112,17 +112,17 @@ class Engine:
         if evidence is None:
             return None
         message = question_message(question, evidence, self.settings.max_steps)
-        return read([self._system_message(can_ask), Message("user", message)], upto=QUESTION_LINE,
+        return read([self._system_message(), Message("user", message)], upto=QUESTION_LINE,
                     should_stop=should_stop, outdated=outdated)
 
     def first_evidence(self) -> FirstEvidence:
         """Step 0's gatherer over this engine's tools, evidence source and snapshot."""
         return FirstEvidence(self.settings, self.registry, self.evidence, self.snapshot, self.self_pids)
 
-    def _system_message(self, can_ask: bool) -> Message:
-        """The system prompt a run that can (or cannot) ask the person starts with."""
-        return Message("system", system_prompt(self.registry.specs, self.settings,
-                                               can_ask=can_ask and self.settings.allow_ask))
+    def _system_message(self) -> Message:
+        """The system prompt every run starts with, whoever asks (whether the person can be asked
+        is said in the question message)."""
+        return Message("system", system_prompt(self.registry.specs, self.settings))
 
     def read_ahead_key(self, question: str) -> Any:
         """What in `question` decides the text `read_ahead` evaluates (None: not known): a front
@@ -257,7 +257,7 @@ class _Run:
         # The system prompt never depends on the question, so a model kept loaded between runs (the TUI,
         # `appliance eval`) reuses it from the KV cache; the tools that fit this question are named in
         # the question message instead.
-        system = self.e._system_message(self.can_ask)
+        system = self.e._system_message()
         self.transcript.add("system", system.content)
         if self.s.question_reader == "model":
             yield from self._read_question(system)  # brings the system prompt into the context too
@@ -269,7 +269,8 @@ class _Run:
             self.ctl.finish_early = True  # the verdicts of its topic, a look or a reading may answer it
         suggested = suggested_tools(self.q, specs, families=evidence.topics)
         self.transcript.add("user", question_message(self.question, first_text, self.s.max_steps,
-                                                     suggested, snapshot_answers=self.ctl.finish_early))
+                                                     suggested, snapshot_answers=self.ctl.finish_early,
+                                                     can_ask=self.can_ask))
         for step in range(1, self.s.max_steps + 1):
             self.steps = step
             self.caller.check_limits()

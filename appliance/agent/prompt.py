@@ -79,11 +79,18 @@ def _finish_tool(settings: EngineSettings) -> str:
             "with the facts' numbers and names (no fact ids).")
 
 
-def _ask_tool(can_ask: bool) -> str:
-    if not can_ask:
-        return f"- {ASK_USER}: not available: nobody can answer questions in this run. Never ask."
+def _ask_tool() -> str:
     return (f"- {ASK_USER}(question): ask the person one short question only they can answer (which "
-            "program or file they mean). Not for facts a tool can read.")
+            "program or file they mean), when the question says someone can answer. Not for facts a tool "
+            "can read.")
+
+
+def ask_line(can_ask: bool) -> str:
+    """Whether this run may ask the person: said in the question message, not the system prompt, so
+    a run that can ask (the TUI) and one that cannot (`ask --no-ask`) share one system prompt and
+    one cached state of it."""
+    return ("The person can answer one short question with ask_user." if can_ask else
+            f"Nobody can answer questions in this run: never use {ASK_USER}.")
 
 
 # The worked example is about the battery: no troubleshooting question here asks about it, and its
@@ -122,7 +129,9 @@ def _worked_example(specs: list[ToolSpec]) -> str:
     ])
 
 
-def system_prompt(specs: Iterable[ToolSpec], settings: EngineSettings, *, can_ask: bool) -> str:
+def system_prompt(specs: Iterable[ToolSpec], settings: EngineSettings) -> str:
+    """The fixed part of every run's prompt: the same for every question and front end, so its
+    evaluated state is computed once and reused (in the context, and from the prompt cache)."""
     specs = list(specs)
     sections = [
         "You are a troubleshooting assistant on this computer. Find the cause of the person's problem "
@@ -131,6 +140,7 @@ def system_prompt(specs: Iterable[ToolSpec], settings: EngineSettings, *, can_as
         "# Tools (? marks an optional argument)",
         *(describe_tool(spec) for spec in specs),
         _finish_tool(settings),
+        _ask_tool(),
         "",
         "# Output",
         'Each reply is one JSON object {"thought": "...", "action": "...", "action_input": {...}}: '
@@ -149,10 +159,6 @@ def system_prompt(specs: Iterable[ToolSpec], settings: EngineSettings, *, can_as
         "- [warning] and [critical] lines are problems the machine's checks found; [ok] lines are parts found fine.",
         f"- Finish as soon as the facts answer the question. At most {settings.max_steps} steps; follow a plan "
         "you are given.",
-        "",
-        # Last on purpose: the only line that differs between a run that can ask the person (the TUI)
-        # and one that cannot (`ask --no-ask`), so both share everything before it.
-        _ask_tool(can_ask),
     ]
     return "\n".join(sections)
 
@@ -304,7 +310,7 @@ QUESTION_LINE = "Question: "  # what starts the question's line: everything befo
 
 
 def question_message(question: str, snapshot: str | None, steps_left: int,
-                     suggested: Iterable[str] = (), *, snapshot_answers: bool = True) -> str:
+                     suggested: Iterable[str] = (), *, snapshot_answers: bool = True, can_ask: bool = False) -> str:
     """The first user message: the evidence gathered before the first step, then the question
     and what to do. The question comes after the evidence because small models act on the last
     lines they read; the evidence before it is read as the context of the question."""
@@ -323,7 +329,7 @@ def question_message(question: str, snapshot: str | None, steps_left: int,
     suggested = list(suggested)
     if suggested:
         parts.append(f"Tools that fit this question: {', '.join(suggested)}.")
-    parts += ["", steps_left_line(steps_left), "Reply with one JSON object."]
+    parts += ["", ask_line(can_ask), steps_left_line(steps_left), "Reply with one JSON object."]
     return "\n".join(parts)
 
 
