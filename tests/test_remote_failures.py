@@ -83,8 +83,10 @@ def test_what_the_server_is_sent(db, capsys):
     finally:
         del os.environ["STUB_KEY"]
         stub.stop()
-    # each run first asks for the question's labels (agent/answer/classify.py), then for its step
-    steps = [(h, b) for h, b in seen if not b["messages"][-1]["content"].startswith("Before any tool: label")]
+    # each run first asks for the question's labels (agent/question/classify.py), then for its step
+    from appliance.agent.question.classify import LABEL_REQUEST
+
+    steps = [(h, b) for h, b in seen if not b["messages"][-1]["content"].startswith(LABEL_REQUEST)]
     assert len(seen) == 4 and len(steps) == 2
     (headers_a, as_schema), (_, as_grammar) = steps[0], steps[1]
     assert headers_a["Authorization"] == "Bearer k-123"

@@ -16,6 +16,7 @@ from typing import Iterable
 
 from appliance.agent.actions import ASK_USER, FINISH
 from appliance.agent.question.question import Asks, Question, Resource, as_question
+from appliance.agent.question.classify import label_section
 from appliance.agent.observe import clean
 from appliance.agent.settings import EngineSettings
 from appliance.tools.base import PLACES, ToolSpec, reading
@@ -159,6 +160,9 @@ def system_prompt(specs: Iterable[ToolSpec], settings: EngineSettings) -> str:
         "- [warning] and [critical] lines are problems the machine's checks found; [ok] lines are parts found fine.",
         f"- Finish as soon as the facts answer the question. At most {settings.max_steps} steps; follow a plan "
         "you are given.",
+        "",
+        # Last: a run's first call asks for these labels right after the system prompt.
+        label_section(),
     ]
     return "\n".join(sections)
 

@@ -7,8 +7,9 @@ question. Why labels: a small model is poor at open judgment and good at choosin
 short list; the grammar makes any other reply impossible. The lexical reading is shown as a prior
 and stays the answer when the model cannot be asked or its reply does not parse.
 
-The call comes after the run's own system prompt, so the model's context keeps that prefix and
-the run that follows re-reads only its new messages.
+What a label means and the worked labels are the last section of the system prompt, which every
+run shares and the prompt cache keeps evaluated; the call itself sends only the question, so it
+costs the question's tokens and a few generated ones, not the ~800 tokens of its instructions.
 """
 
 from __future__ import annotations
@@ -53,8 +54,7 @@ MAX_TOKENS = 40
 
 
 # Worked labels, one or more per kind, in words unlike any evaluation's: a small model copies the
-# shape of examples far better than it follows a description. The block never changes, so the
-# model's context keeps it between questions and a question costs only its own tokens.
+# shape of examples far better than it follows a description.
 EXAMPLES: tuple[tuple[str, str, str, bool], ...] = (
     ("the printer spooler seems to eat all my processor time", "process", "cpu", True),
     ("which account is running the heaviest jobs on this server", "user", "cpu", True),
@@ -75,11 +75,14 @@ EXAMPLES: tuple[tuple[str, str, str, bool], ...] = (
 )
 
 
-def label_message(question: Question) -> str:
-    """The user message that asks for the labels: what each label means, worked examples, the
-    question last (small models act on what they read last)."""
+LABEL_REQUEST = "Label this question (see \"Labelling a question\" above), before any tool."
+
+
+def label_section() -> str:
+    """The system prompt's section that says what each label means, with the worked labels."""
     lines = [
-        "Before any tool: label the person's question. Reply with one JSON object with three keys.",
+        "# Labelling a question",
+        "When a message asks you to label a question, reply with one JSON object with three keys.",
         f"asks (what the question asks for): {ASKS_HELP}.",
         f"resource (the part of the machine it is about): {RESOURCE_HELP}.",
         "fault: true when the person reports or suspects that something is wrong.",
@@ -87,8 +90,13 @@ def label_message(question: Question) -> str:
     ]
     lines += [f'Question: {text}\n{{"asks": "{asks}", "resource": "{resource}", "fault": {str(fault).lower()}}}'
               for text, asks, resource, fault in EXAMPLES]
-    lines.append(f"Question: {question.text.strip()}")
     return "\n".join(lines)
+
+
+def label_message(question: Question) -> str:
+    """The user message that asks for the labels: the question last (small models act on what they
+    read last)."""
+    return f"{LABEL_REQUEST}\nQuestion: {question.text.strip()}"
 
 
 def parse_labels(text: str) -> tuple[Asks, Resource, bool] | None:
