@@ -38,6 +38,7 @@ from appliance.analyzers.reach import reach_finding
 from appliance.analyzers.storage import fullest_mount
 from appliance.tools.base import Registry
 from appliance.tools.paths import PathPolicy
+from appliance.tools.shared_walk import walks_shared
 
 # Families whose verdicts answer "is this machine healthy?" when a question names no topic.
 GENERAL_FAMILIES = ("cpu", "memory", "filesystem_full")
@@ -265,7 +266,8 @@ class MachineEvidence:
             topics = (NAMES, *rest) if any(f.is_problem for f in pins) or not question.ports else (*rest, NAMES)
         storage = is_storage_question(topics)
         places: list[Finding] = []
-        looks = tuple(self._looks(question, readings, storage))
+        with walks_shared():  # the fullest filesystem's folders and files, measured in one walk
+            looks = tuple(self._looks(question, readings, storage))
         if self.analyzers:
             for path in named_paths(question) or mounts_in_the_way(question.path_ask, readings):
                 places.extend(f for f in place_verdicts(path, readings, storage=storage) + path_findings(

@@ -12,7 +12,8 @@ import os
 from typing import Any, Callable, Sequence
 
 from appliance.tools import (
-    commands, disks, files, logs, memory, network, processes, reach, resolution, saturation, schedules, sensors, system, walk,
+    commands, disks, files, logs, memory, network, processes, reach, resolution, saturation, schedules, sensors, system,
+    tree_sizes,
 )
 from appliance.tools import growth, holders, inspect_path, inspect_program, lookup, proctree, users
 from appliance.tools import inspect_process, inspect_user, machine_facts
@@ -32,8 +33,8 @@ TOOL_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     processes.process_details,
     memory.memory_report,
     disks.disk_usage,
-    walk.dir_sizes,
-    walk.largest_files,
+    tree_sizes.dir_sizes,
+    tree_sizes.largest_files,
     disks.disk_io,
     network.network_interfaces,
     network.network_connections,
