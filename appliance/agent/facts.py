@@ -281,14 +281,26 @@ class FactBook:
 
     def number_body(self, source: str, body: str, status: str = "ok", context: Sequence[Entity] = ()) -> str:
         """A reading's body with every line numbered, but for the renderer's own markers (a cut) and
-        headers that name a part ("entries:"), which hold no fact of their own."""
-        lines = []
+        headers that name a part ("entries:"), which hold no fact of their own. A line an earlier
+        reading showed word for word (two scans' shared counts) is left out with any header left
+        with nothing under it: its fact stands under its first id. A body of nothing but such lines
+        is shown whole, so a reading never looks empty."""
+        shown = {f.text for f in self.facts}
+        rows: list[tuple[str, str]] = []  # (kind, text): "fact", "repeat" or "plain"
         for line in body.splitlines():
             stripped = line.strip()
             if not stripped or stripped.startswith("…") or (stripped.endswith(":") and " " not in stripped):
-                lines.append(line)
+                rows.append(("plain", line))
+            else:
+                rows.append(("repeat" if stripped in shown else "fact", stripped))
+        fresh = any(kind == "fact" for kind, _ in rows)
+        lines = []
+        for index, (kind, text) in enumerate(rows):
+            if kind == "repeat" and fresh:
                 continue
-            lines.append(self.add_line(source, stripped, status, context).numbered())
+            if kind == "plain" and fresh and text.strip().endswith(":") and not _has_fact_below(rows, index):
+                continue
+            lines.append(text if kind == "plain" else self.add_line(source, text, status, context).numbered())
         return "\n".join(lines)
 
     def subjects(self, limit: int = 48) -> list[str]:
@@ -304,6 +316,17 @@ class FactBook:
         if label == MACHINE:
             return Entity("machine", MACHINE)
         return self.known.get(label)
+
+
+def _has_fact_below(rows: Sequence[tuple[str, str]], index: int) -> bool:
+    """A header keeps its place when a fresh fact follows it before a header at its own depth or above."""
+    depth = len(rows[index][1]) - len(rows[index][1].lstrip())
+    for kind, text in rows[index + 1:]:
+        if kind == "fact":
+            return True
+        if kind == "plain" and text.strip().endswith(":") and len(text) - len(text.lstrip()) <= depth:
+            return False
+    return False
 
 
 def _index(fact_id: str) -> int | None:
