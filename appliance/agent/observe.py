@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from appliance.agent.facts import ENTITY_KEYS
+
 CHARS_PER_TOKEN = 3  # conservative for JSON-ish text in BPE vocabularies (English prose is ~4)
 IMPORTANT = re.compile(r"\b(error|err|warn(ing)?|fail(ed|ure)?|fatal|critical|crit|panic|denied|oom|killed)\b", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -74,6 +76,33 @@ def _inline(value: Any) -> str:
     return _scalar(value)
 
 
+def _record_lines(record: dict, pad: str) -> list[str]:
+    """A flat record on one `k=v` line, or, when that is wider than a line may be (lines are cut
+    there), on as many as it needs, each led by the field that says what the record is about (a
+    process's pid and name, a path, a port, ...), so no field is cut away and every line still
+    names its thing."""
+    whole = pad + _inline(record)
+    if len(whole) <= _LINE_MAX:
+        return [whole]
+    key = next((k for k, _ in ENTITY_KEYS if record.get(k) not in (None, "")), None)
+    leading = [k for k in (key, "name" if key == "pid" else None) if k is not None and k in record]
+    lead = "".join(f"{k}={_inline(record[k])} " for k in leading)
+    lines: list[str] = []
+    current = ""
+    for k, v in record.items():
+        if k in leading:
+            continue
+        part = f"{k}={_inline(v)}"
+        if current and len(pad) + len(lead) + len(current) + 1 + len(part) > _LINE_MAX:
+            lines.append(pad + lead + current)
+            current = part
+        else:
+            current = f"{current} {part}" if current else part
+    if current or not lines:
+        lines.append(pad + lead + current)
+    return lines
+
+
 def render_data(data: Any, indent: int = 0) -> list[str]:
     """Compact lines: a flat record is one `k=v k=v` line, a list of records one line each."""
     pad = "  " * indent
@@ -81,7 +110,9 @@ def render_data(data: Any, indent: int = 0) -> list[str]:
         return []
     if isinstance(data, str):
         return [pad + line for line in data.splitlines()] or [pad + '""']
-    if _is_flat(data) or _short_list(data) or not isinstance(data, (dict, list)):
+    if _is_flat(data):
+        return _record_lines(data, pad)
+    if _short_list(data) or not isinstance(data, (dict, list)):
         return [pad + _inline(data)]
     lines: list[str] = []
     if isinstance(data, list):
@@ -93,7 +124,7 @@ def render_data(data: Any, indent: int = 0) -> list[str]:
         return lines
     flat = {k: v for k, v in data.items() if _one_line(v)}
     if flat:
-        lines.append(pad + _inline(flat))
+        lines.extend(_record_lines(flat, pad))
     for key, value in data.items():
         if key in flat:
             continue
