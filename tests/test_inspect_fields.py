@@ -83,7 +83,9 @@ def test_times_are_dates_and_ages_and_blocks_show_a_hole(tmp_path):
 
 def test_text_names_its_encoding_and_line_endings(tmp_path):
     texts = {"ascii.txt": (b"plain\n", "ASCII", "LF (Unix)"), "utf8.txt": ("café naïve\n".encode(), "UTF-8", "LF (Unix)"),
-             "dos.txt": (b"one\r\ntwo\r\n", "ASCII", "CRLF (Windows)")}
+             "dos.txt": (b"one\r\ntwo\r\n", "ASCII", "CRLF (Windows)"),
+             "latin.txt": ("le café est très chaud ce matin\n".encode("latin-1"), "8-bit, not UTF-8 (perhaps Latin-1)",
+                           "LF (Unix)")}
     for name, (body, encoding, endings) in texts.items():
         (tmp_path / name).write_bytes(body)
         content = inspect("inspect_path", path=str(tmp_path / name))["content"]
@@ -155,15 +157,20 @@ def test_environment_names_past_the_listed_ones_are_counted_never_their_values()
 
 
 @contextlib.contextmanager
-def cpu_group(quota: str) -> Iterator[Path]:
-    root = Path("/sys/fs/cgroup")
-    assert (root / "cgroup.controllers").exists(), "cgroup v2 is mounted here"
-    if "cpu" not in (root / "cgroup.subtree_control").read_text().split():
+def cpu_group(quota_us: int, period_us: int) -> Iterator[Path]:
+    """A CPU group with that quota, on cgroup v2 (cpu.max) or v1 (cpu.cfs_quota_us), removed after."""
+    v2 = Path("/sys/fs/cgroup/cgroup.controllers").exists()
+    root = Path("/sys/fs/cgroup") if v2 else Path("/sys/fs/cgroup/cpu")
+    if v2 and "cpu" not in (root / "cgroup.subtree_control").read_text().split():
         (root / "cgroup.subtree_control").write_text("+cpu")
     group = root / f"appliance-test-{secrets.token_hex(3)}"
     group.mkdir()
     try:
-        (group / "cpu.max").write_text(quota)
+        if v2:
+            (group / "cpu.max").write_text(f"{quota_us} {period_us}")
+        else:
+            (group / "cpu.cfs_period_us").write_text(str(period_us))
+            (group / "cpu.cfs_quota_us").write_text(str(quota_us))
         yield group
     finally:
         for pid in (group / "cgroup.procs").read_text().split():
@@ -173,12 +180,14 @@ def cpu_group(quota: str) -> Iterator[Path]:
 
 
 def test_a_cpu_quota_of_its_group_is_shown():
-    with cpu_group("50000 100000") as group:
+    with cpu_group(50000, 100000) as group:
         child = subprocess.Popen(["sleep", "60"])
         try:
             (group / "cgroup.procs").write_text(str(child.pid))
             cgroup = inspect("inspect_process", target=str(child.pid))["profiles"][0]["cgroup"]
-            assert cgroup["path"].endswith(group.name) and cgroup["cpu_quota"] == "0.50 CPU"
+            assert cgroup["cpu_quota"] == "0.50 CPU"  # read from the cpu group, whichever hierarchy it is in
+            if cgroup["hierarchy"] == "cgroup v2":  # v1 names the memory hierarchy's group
+                assert cgroup["path"].endswith(group.name)
         finally:
             kill(child.pid)
 
