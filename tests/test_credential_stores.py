@@ -1,6 +1,7 @@
 """Every well-known credential store of the deny-list's table, planted with a canary as a copy under
 an allowed folder (laid out as on a real machine): refused through read_file and read_log, and the
-canary in no tool's output, names and walks included. Then stores known only by what they hold,
+canary in no tool's output, names and walks included, and in no prompt, answer, database or export of
+engine runs over them. Then stores known only by what they hold,
 under neutral names, and ordinary files beside them that must stay readable. Then names: a file
 named like a token and a link whose target holds one are shown masked."""
 
@@ -17,7 +18,9 @@ from appliance.tools.context import ToolContext
 from appliance.tools.credential_paths import KNOWN_STORES
 from appliance.tools.paths import PathPolicy
 from appliance.tools.registry import build_registry
-from support.credential_plants import canary_for, canary_text, names, planted_file, reads, verdict, walks
+from support.credential_plants import (canary_for, canary_text, exported, leaked_anywhere, names, planted_file,
+                                      reads, record_runs, verdict, walks)
+from support.store import checkout_env
 
 
 def registry_over(root: Path):
@@ -48,6 +51,25 @@ def test_every_store_copied_under_an_allowed_folder_is_refused(tmp_path):
     assert leaked == [] and seen["refused"] == len(KNOWN_STORES)
     walked = json.dumps(walks(registry, tmp_path))
     assert not any(canary in walked for _store, _path, canary in plants)
+
+
+def test_every_copied_store_is_in_no_prompt_answer_database_or_export(tmp_path):
+    """The engine over every copy (each profiled before the first step, then read), a model that
+    repeats all it was shown as its answer, every event recorded, then the real export."""
+    plants = []
+    for index, store in enumerate(KNOWN_STORES):
+        path = planted_file(store, tmp_path / "copies", "/home/bob")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(canary_text(canary_for(index)))
+        plants.append((path, canary_for(index)))
+    db = tmp_path / "runs.db"
+    shown = record_runs(registry_over(tmp_path / "copies"), [p for p, _c in plants], db)
+    assert len(shown) > len(plants)  # every read reached the model
+    stored = b"".join(f.read_bytes() for f in tmp_path.glob("runs.db*"))
+    assert b"read_file" in stored and b"canary.conf" in stored  # the runs are there, only the canaries are not
+    export = exported(db, checkout_env())
+    assert str(plants[0][0].parent) in export or "copies" in export
+    assert leaked_anywhere([c for _p, c in plants], "\n".join(shown), stored, export) == []
 
 
 CANARY = "Zx9CanaryValueQ7"  # inside each format below, where its secret stands

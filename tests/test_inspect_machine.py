@@ -4,6 +4,7 @@ open, a program's processes; and `appliance check THING`'s exit codes and one-li
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -173,3 +174,20 @@ def test_check_thing_chooses_the_profile_by_what_the_thing_is(tmp_path):
         sleeper.wait()
     assert profile_tool("nobody") == ("inspect_user", "nobody")  # a user, and no program of that name
     assert profile_tool("tar") == ("inspect_program", "tar")
+
+
+def test_check_thing_imports_no_analyzer_and_no_certificate_library_for_a_plain_file(tmp_path):
+    """What keeps a profile within its second: the analyzers (a third of a second of imports) are
+    the plain check's alone, and `cryptography` is loaded only for a file shaped like a certificate."""
+    plain = tmp_path / "notes.txt"
+    plain.write_text("hello\n")
+    probe = ("import json, sys; from appliance.cli import main; code = main(sys.argv[1:]); "
+             "print(json.dumps([m for m in sys.modules if m.startswith(('appliance.analyzers', 'cryptography'))]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, *sys.path])}
+    done = subprocess.run([sys.executable, "-c", probe, "check", str(plain)], capture_output=True, text=True,
+                          env=env, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+    everything = subprocess.run([sys.executable, "-c", probe, "check", "--family", "cpu"], capture_output=True,
+                                text=True, env=env, timeout=30)
+    assert "appliance.analyzers" in json.loads(everything.stdout.splitlines()[-1])  # the probe can see them

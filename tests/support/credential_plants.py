@@ -60,3 +60,67 @@ def verdict(results: dict[str, dict], canary: str) -> str:
         return "LEAKED"
     content = [results[name] for name in ("read_file", "read_log") if name in results]
     return "refused" if all(r["status"] == "denied" for r in content) else "masked"
+
+
+def parroting_finish(messages, schema) -> dict:
+    """A finish whose answer repeats the first line the model was shown that holds a canary (else
+    the last observation's end): a model that says what it saw, so a canary any tool let through
+    would stand in the answer too. The answer is bounded (240 characters) as the schema asks."""
+    lines = [line for m in messages if m.role != "system" for line in m.content.splitlines()]
+    said = next((line for line in lines if "canary phrase" in line), lines[-1] if lines else "nothing")
+    return {"thought": "done", "action": "finish",
+            "action_input": {"stance": "cannot_tell", "cites": [], "subject": "", "value": "", "answer": said[-240:]}}
+
+
+def record_runs(registry, paths: list[Path], db_path: Path, batch: int = 6) -> list[str]:
+    """Run the real engine over the planted files, `batch` a run (the question names them, so
+    each is profiled before the first step; then read_file on each; then a parroting finish), and
+    record every event into a database at `db_path`. Returns every text the model was shown."""
+    from appliance.agent.engine import Engine
+    from appliance.agent.settings import EngineSettings
+    from appliance.llm.fake import ScriptedModel
+    from appliance.store import open_store
+
+    settings = EngineSettings(max_steps=batch + 2, reflection=False, snapshot=False, no_progress_steps=batch + 2)
+    shown: list[str] = []
+    store = open_store(db_path)
+    try:
+        for start in range(0, len(paths), batch):
+            group = paths[start:start + batch]
+            reads = [{"thought": "read it", "action": "read_file", "action_input": {"path": str(p)}} for p in group]
+            model = ScriptedModel([*reads, *[parroting_finish] * 4])
+            question = "what do these files hold: " + ", ".join(str(p) for p in group) + "?"
+            ends = []
+            for event in Engine(model, registry, settings).run(question):
+                store.record(event)
+                ends += [event] if type(event).__name__ == "RunEnded" else []
+            assert [e.status for e in ends] == ["finished"], [(e.status, e.error) for e in ends]
+            shown += [m.content for messages, _schema in model.calls for m in messages]
+    finally:
+        store.close()
+    return shown
+
+
+def exported(db_path: Path, env: dict[str, str]) -> str:
+    """What the real `appliance runs export --all` writes of that database, as JSON Lines and as
+    OpenTelemetry traces, plain and anonymized."""
+    import subprocess
+    import sys
+
+    out = []
+    for fmt in ("jsonl", "otlp"):
+        for extra in ([], ["--anonymize"]):
+            done = subprocess.run([sys.executable, "-m", "appliance.cli", "--db", str(db_path), "runs", "export",
+                                   "--all", "--format", fmt, *extra], capture_output=True, text=True, env=env,
+                                  timeout=120, check=True)
+            out.append(done.stdout)
+    return "\n".join(out)
+
+
+def leaked_anywhere(canaries: list[str], *texts: str | bytes) -> list[str]:
+    """The canaries found in any of the texts (a database's bytes among them)."""
+    found = []
+    for canary in canaries:
+        if any((canary.encode() if isinstance(t, bytes) else canary) in t for t in texts):
+            found.append(canary)
+    return found

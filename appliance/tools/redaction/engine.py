@@ -8,6 +8,11 @@ logs with planted secrets: Kingfisher 0.06 s/MB (0.2 ms for a 5 kB observation),
 s/MB (1 ms). Its compiled rules load in ~3.5 s the first time and ~0.35 s from its cache after that
 (kept under the user's cache folder, `KF_RULE_CACHE_DIR` to move it). Without the package the
 redactor runs its own rules alone.
+
+The load can start early, on a thread of its own (`warm`): the native load lets go of the
+interpreter lock, so it runs on the other core while the rest of the program imports and reads,
+and the first text to scan waits only for what is left of it. This module imports nothing of the
+redactor at its top for that reason: `warm` is called before the redactor's own imports.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from appliance.tools.redaction.tokens import mask_spans
 
 def _module() -> Any:
     try:
@@ -32,10 +36,35 @@ kingfisher_sdk = _module()
 KIND = "secret-token"
 _LOCK = threading.Lock()
 _SCANNER: Any = None
+_WARMING: threading.Thread | None = None
 
 
 def available() -> bool:
     return kingfisher_sdk is not None
+
+
+def warm() -> None:
+    """Start loading the rules on a thread of their own, once; `_scanner` waits for it (by its
+    lock). A load that fails here fails again, and is told, where the scanner is first needed."""
+    global _WARMING
+    if kingfisher_sdk is None or _SCANNER is not None or _WARMING is not None:
+        return
+
+    def load() -> None:
+        try:
+            _scanner()
+        except Exception:  # noqa: BLE001 - said again by the first scan, where it can be told
+            pass
+
+    _WARMING = threading.Thread(target=load, name="kingfisher-rules", daemon=True)
+    _WARMING.start()
+
+
+def settle(timeout: float = 5.0) -> None:
+    """Wait for a load `warm` started, so a process never ends while native code still runs on
+    its daemon thread (a command that ends before it scanned anything)."""
+    if _WARMING is not None:
+        _WARMING.join(timeout)
 
 
 def _scanner() -> Any:
@@ -57,6 +86,8 @@ def _char_offsets(text: str, data: bytes, starts: list[int]) -> dict[int, int]:
 
 def redact_engine(text: str) -> str:
     """`text` with each secret Kingfisher finds masked (only the secret, not the key before it)."""
+    from appliance.tools.redaction.tokens import mask_spans
+
     if kingfisher_sdk is None or len(text) < 8:
         return text
     data = text.encode("utf-8", "surrogatepass")
