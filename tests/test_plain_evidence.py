@@ -22,6 +22,7 @@ import pytest
 import appliance.llm.runtime as runtime
 from appliance.agent.facts import FactBook
 from appliance.agent.finishing import evidence_of
+from appliance.agent.place_looks import place_verdicts
 from appliance.agent.outcome import render_tool_result, render_with_headline
 from appliance.agent.plain_words import plain_reading
 from appliance.agent.settings import EngineSettings
@@ -153,6 +154,15 @@ def arguments(name: str, example: dict, root: Path, port: int) -> dict:
     return args
 
 
+def more_calls(root: Path) -> list[tuple[str, dict]]:
+    """Other shapes of the same tools' readings: an error with its hint, a folder's profile, every
+    socket, processes by memory and by name, a log's errors only."""
+    return [("read_log", {"path": str(root / "missing.log")}), ("inspect_path", {"path": str(root / "data")}),
+            ("network_connections", {"kind": "all", "state": "all"}), ("top_processes", {"sort_by": "memory", "n": 5}),
+            ("inspect_process", {"target": "python"}), ("read_log", {"path": str(root / "app.log"), "level": "error"}),
+            ("list_dir", {"path": str(root)}), ("dir_sizes", {"path": str(root), "depth": 2, "top": 10})]
+
+
 def person_lines(book: FactBook) -> list[tuple[str, str]]:
     """Each fact as the person reads it under the answer (the appliance's own are never shown),
     beside the line the model read."""
@@ -165,18 +175,19 @@ def test_every_tool_reading_reads_as_plain_words(planted, listener):
     budget = EngineSettings().observation_token_budget
     self_pids = frozenset({os.getpid()})
     found = {}
-    for spec in registry.specs:
-        args = arguments(spec.name, dict(spec.example), planted, listener)
-        result = registry.call(spec.name, args)
+    calls = [(spec.name, arguments(spec.name, dict(spec.example), planted, listener)) for spec in registry.specs]
+    calls += more_calls(planted)
+    for name, args in calls:
+        result = registry.call(name, args)
         status, body, _ = render_tool_result(result, self_pids, budget)
         book = FactBook(self_pids)
-        book.number_body(spec.name, body, status, context_of(args))
+        book.number_body(name, body, status, context_of(args))
         data = strings_of(result.get("data")) + [str(v) for v in args.values()]
         rules = flag_kinds(result.get("data"))
         for line, text in person_lines(book):
             problems = labels_in(line, data, rules, dumps_of(text))
             if problems:
-                found.setdefault(spec.name, []).append((line, problems))
+                found.setdefault(name, []).append((line, problems))
     assert not found, "\n".join(f"{tool}: {line}\n    {problems}" for tool, rows in found.items()
                                 for line, problems in rows)
 
@@ -198,7 +209,10 @@ def finding_strings(finding: Finding) -> list[str]:
 
 def test_every_verdict_reads_as_plain_words(planted, listener):
     readings = Readings(policy=PathPolicy.default([planted]))
-    findings = run_all(readings, timeout=10.0) + [port_finding(listener, readings), port_finding(9, readings)]
+    places = [f for path in (planted / "app.log", planted / "app.conf", planted / "data")
+              for storage in (True, False) for f in place_verdicts(str(path), readings, storage=storage)]
+    findings = run_all(readings, timeout=10.0) + [port_finding(listener, readings), port_finding(9, readings)] + places
+    assert {f.family for f in places} >= {"log_errors"}
     assert {f.family for f in findings} >= set(FAMILIES) - {"listening"}
     book = FactBook(readings.self_pids)
     found = []
@@ -286,7 +300,7 @@ def test_a_forced_answer_and_its_evidence_as_ask_prints_them(scripted, tmp_path,
     ('mount=/ type=ext4 size="252.0 GiB" used="180.0 GiB" free="72.0 GiB" used_percent=71.4 read_only=no',
      "/ is 71.4 % full: 72.0 GiB free of 252.0 GiB, type ext4, writable"),
     ('kind=immutable severity=warning says="/srv/x is immutable"', "/srv/x is immutable"),
-    ('command="env A=1 run" exit_code=0', "command: env A=1 run, exit code 0"),
+    ('command="env A=1 run" exit_code=0', "command env A=1 run, exit code 0"),
     ("speed_mbps=- cache_hits_total=12 up=no", "cache hits total 12, down"),
     ('owner root="read, write"', "owner root read, write"),
     ("error: /srv/a does not exist; the last folder reached is /srv (list_dir shows what is there)",

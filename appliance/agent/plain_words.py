@@ -178,11 +178,14 @@ SAY: dict[str, Saying] = {
     "elapsed_seconds": _with("took {v} s"),
     "seconds": _with("over {v} s"),
     "exit_code": _with("exit code {v}"),
+    "started": _with("started {v}"),
+    "nr_throttled": _count("throttled {v} times", "throttled"),
 }
 
 SUFFIXES: tuple[tuple[str, Saying], ...] = (
     ("_percent", lambda v: f"{v} %"),
     ("_seconds", lambda v: f"{v} s"),
+    ("_ms", lambda v: f"{v} ms"),
     ("_bytes", _bytes),
     ("_mhz", lambda v: f"{v} MHz"),
     ("_mbps", lambda v: f"{v} Mbit/s"),
@@ -228,7 +231,7 @@ def say(key: str, value: str) -> str:
             return f"{key_words(key[:-len(suffix)])} {saying(value)}".strip()
     if value in ("yes", "no"):
         return words if value == "yes" else f"no {words}" if " " not in words else f"{words}: no"
-    return f"{words}: {value}" if len(value.split()) >= 3 else f"{words} {value}"
+    return f"{words}: {value}" if len(value.split()) >= 4 else f"{words} {value}"  # a sentence after a colon
 
 
 # -- a line --------------------------------------------------------------------------------------
