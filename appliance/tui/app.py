@@ -361,7 +361,7 @@ class ApplianceApp(App[None]):
         self.run_screen.toggle_checks()
 
     def action_toggle_as_read(self) -> None:
-        if not self.run_screen.toggle_as_read():
+        if self.screen is not self.run_screen or not self.run_screen.toggle_as_read():
             self.notify("No answer with evidence on screen.", severity="warning", timeout=2)
 
     def action_toggle_theme(self) -> None:
