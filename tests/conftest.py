@@ -98,6 +98,8 @@ MACHINE_FILES = {
                                       "memory cgroup of its own) and processes sharing one name",
     "test_inspect_user.py": "adds accounts with useradd (removed after), a crontab and a process of another user",
     "test_machine_facts.py": "reads the machine's addresses, routes, swap, clock and sessions",
+    # evidence in plain words (issue 53)
+    "test_plain_evidence.py": "runs every tool and analyzer over the host, listens on a loopback port",
 }
 # The folder tests that gather the first step's evidence over the whole machine.
 FOLDER_STEERS = ("test_one_entry_holding_most_of_a_named_folder_is_the_culprit_and_the_first_topic",
@@ -161,6 +163,7 @@ BESIDE = {
                                       "could change it, beside the parallel tests or on any shared machine",
     "test_tools_safety.py": "asserts that its own canaries' secrets appear in no tool result and that its own "
                             "tree is unchanged",
+    "test_plain_evidence.py": "asserts only on the words its readings are said in, never on what they found",
     "test_redact_issue54.py": "asserts on its own processes (by pid) and that its own canaries appear in no tool's result",
     "test_inspect_process.py": "asserts only on its own processes (by pid), their files, sockets and secrets",
     "test_inspect_process_limits.py": "asserts on its own processes (by pid and by a name no other process has) and "

@@ -8,7 +8,7 @@ import pytest
 from appliance.agent.claim import Choices, Claim, Narrowing, claim_schema
 from appliance.agent.claim_backing import completed, same_number
 from appliance.agent.claim_checks import CHECKS, Situation, judge
-from appliance.agent.facts import FactBook, Quantity, plain_line
+from appliance.agent.facts import FactBook, Quantity
 from appliance.agent.question.kinds import Asks
 from appliance.analyzers.base import CRITICAL, OK, WARNING, Finding
 
@@ -204,12 +204,6 @@ def test_the_claim_grammar_offers_only_what_was_shown_and_what_a_retry_still_may
     assert "no_problem" not in props["stance"]["enum"]
     assert props["cites"]["items"]["enum"] == ["F1", "F3"]  # the one it must rest on, and what was shown since
     assert props["subject"]["enum"] == ["indexer (pid 812)"]  # "" (none) is gone, and so is the refuted one
-
-
-def test_evidence_reads_as_plain_words():
-    assert plain_line('pid=4711 name=hogzilla cpu_percent=49.3') == "hogzilla (pid 4711), cpu percent 49.3"
-    assert plain_line("[warning] zombies: 7 zombie processes") == "7 zombie processes"
-    assert plain_line("headline: largest: /srv/cache 3.9 GiB (97%)") == "largest: /srv/cache 3.9 GiB (97%)"
 
 
 def test_the_checks_are_one_short_tuple():

@@ -97,6 +97,24 @@ def test_show_prints_the_whole_trajectory_step_by_step(db, capsys):
     assert [s["step"] for s in data["steps"]] == [0, 1, 2] and data["settings"] == SETTINGS
 
 
+def test_show_raw_adds_the_cited_facts_as_the_tool_returned_them(tmp_path, capsys):
+    path = tmp_path / "runs.db"
+    events = run_events("cccc4444", 2, observation="F1 pid=4711 name=hogzilla cpu_percent=98.5\nF2 pid=1 name=init")
+    final = next(i for i, e in enumerate(events) if isinstance(e, ev.FinalAnswer))
+    events[final] = ev.FinalAnswer("cccc4444", 2, "hogzilla uses the CPU", {"stance": "culprit", "cites": ["F1"]},
+                                   ("hogzilla (pid 4711): 98.5 % CPU",))
+    events[-1] = ev.RunEnded("cccc4444", ev.FINISHED, "hogzilla uses the CPU", {"stance": "culprit", "cites": ["F1"]},
+                             "", 2, 201, 50, 40, 3.5, time.time())
+    store = open_store(path)
+    record_all(store, events)
+    store.close()
+    code, plain, _ = run_cli(capsys, "runs", "show", "cccc4444", "--db", str(path))
+    assert code == 0 and "Evidence: - hogzilla (pid 4711): 98.5 % CPU" in plain and "Evidence as read" not in plain
+    code, raw, _ = run_cli(capsys, "runs", "show", "cccc4444", "--raw", "--db", str(path))
+    assert code == 0 and "Evidence as read: F1 pid=4711 name=hogzilla cpu_percent=98.5" in raw
+    assert "F2 pid=1" not in raw.split("Evidence as read")[1]  # only what the answer cites
+
+
 def test_bad_ids_and_dates_give_one_line_and_exit_2(db, capsys):
     code, _, err = run_cli(capsys, "runs", "show", "aaaa", "--db", str(db))
     assert code == 2 and "matches several runs" in err and len(err.strip().splitlines()) == 1

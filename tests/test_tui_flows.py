@@ -57,14 +57,20 @@ def ended(app) -> ev.RunEnded | None:
     return found[-1] if found else None
 
 
+async def answered(pilot) -> Markdown:
+    """Ask once and wait for the answer box."""
+    await ask(pilot, "why is my fan loud?")
+    await wait_for(pilot, lambda: ended(pilot.app) is not None)
+    await pilot.pause(0.1)
+    return pilot.app.query_one(".answer", Markdown)
+
+
 def test_ask_streams_steps_and_shows_the_answer():
     app = make_app()
 
     async def scenario():
         async with app.run_test(size=(80, 24)) as pilot:
-            await ask(pilot, "why is my fan loud?")
-            await wait_for(pilot, lambda: ended(app) is not None)
-            await pilot.pause(0.1)
+            await answered(pilot)
             cards = list(app.query(StepCard))
             steps = {card.step: card for card in cards}
             assert set(steps) == {0, 1, 2}  # snapshot, the tool step, the finish step
@@ -85,6 +91,23 @@ def test_ask_streams_steps_and_shows_the_answer():
 
     run(scenario())
     assert ended(app).status == ev.FINISHED
+
+
+def test_ctrl_o_shows_the_evidence_as_the_tools_returned_it_and_back():
+    app = make_app()
+
+    async def scenario():
+        async with app.run_test(size=(80, 24)) as pilot:
+            answer = await answered(pilot)
+            assert "burn (pid 4242)" in answer.source and "(ctrl+o: as read)" in answer.source
+            await pilot.press("ctrl+o")
+            await wait_for(pilot, lambda: "as the tools returned it" in app.query_one(".answer", Markdown).source)
+            raw = app.query_one(".answer", Markdown).source
+            assert "pid=4242 name=burn" in raw and "```" in raw
+            await pilot.press("ctrl+o")
+            await wait_for(pilot, lambda: "(ctrl+o: as read)" in app.query_one(".answer", Markdown).source)
+
+    run(scenario())
 
 
 def test_typing_a_question_begins_the_machine_check_at_most_every_few_seconds():

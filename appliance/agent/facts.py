@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from appliance.agent.plain_words import plain_reading
 from appliance.analyzers.base import Finding
 from appliance.tools.procs import SELF_LABEL
 
@@ -97,7 +98,7 @@ class Fact:
     @property
     def plain(self) -> str:
         """The fact as a person reads it: a verdict's sentence, or the reading in words."""
-        return self.plain_text or plain_line(self.text)
+        return self.plain_text or plain_reading(self.text)
 
     def numbered(self) -> str:
         return f"{self.id} {self.text}"
@@ -175,28 +176,6 @@ def named_processes(text: str) -> list[Entity]:
 def path_entities(text: str) -> list[Entity]:
     """The paths a sentence names, as entities (a mount, a folder, a file)."""
     return [Entity("path", p.rstrip(".,;:)")) for p in dict.fromkeys(PATH.findall(text)) if len(p.rstrip(".,;:)")) > 0]
-
-
-_PROCESS_PAIR = re.compile(r'\bpid=(\d+) name=("[^"]*"|\S+)')
-
-
-def plain_line(text: str) -> str:
-    """A reading's line in words: `pid=4711 name=hogzilla cpu_percent=49.3` becomes
-    "hogzilla (pid 4711), cpu percent 49.3"; a verdict line loses its severity and family label."""
-    text = text.strip()
-    if text.startswith("headline:"):
-        text = text[len("headline:"):].strip()
-    verdict = re.match(r"\[(ok|unknown|warning|critical)\] [\w-]+: ", text)
-    if verdict:
-        text = text[verdict.end():]
-    text = _PROCESS_PAIR.sub(lambda m: f"{m.group(2).strip(chr(34))} (pid {m.group(1)})", text)
-    text = re.sub(r'(?<=\S) (?=[a-z][a-z0-9_]*=)', ", ", text)
-    text = _PAIR.sub(lambda m: f"{m.group(1).replace('_', ' ')} {_plain_value(m.group(2).strip(chr(34)))}", text)
-    return text
-
-
-def _plain_value(value: str) -> str:
-    return {"yes": "yes", "no": "no", "True": "yes", "False": "no"}.get(value, value)
 
 
 @dataclass

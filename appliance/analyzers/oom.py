@@ -60,10 +60,10 @@ def analyze(readings: Readings) -> list[Finding]:
     if not logged:
         if counted:  # when the log was read, the kills are older than it reaches back; else unknown
             return [Finding("oom", WARNING if log_note else OK,
-                            f"{counted} OOM kill{'s' if counted > 1 else ''} since boot (/proc/vmstat oom_kill), "
+                            f"{counted} OOM kill{'s' if counted > 1 else ''} since boot (counted in /proc/vmstat), "
                             f"none in the kernel log to name or date{log_note or ' (older than the log reaches back)'}",
                             values)]
-        return [Finding("oom", OK, f"no OOM kill since boot: /proc/vmstat oom_kill is {counted or 0}{log_note}", values)]
+        return [Finding("oom", OK, f"no OOM kill since boot (/proc/vmstat counts {counted or 0}){log_note}", values)]
     last = logged[-1]
     age = readings.now - last.when if last.when is not None else None
     cause = "its control group's memory limit" if last.by_cgroup else "the machine ran out of memory"

@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from appliance.agent.cited import cited_lines
 from appliance.agent.events import RUN_STATUSES
 from appliance.agent.timing import runtime_line, timing_line
 from appliance.commands.common import add_common_options, command_paths
@@ -45,6 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_common_options(p)
     p.add_argument("run_id", metavar="ID", help="a run id or its first characters")
     p.add_argument("--json", action="store_true", help="print the run and its steps as JSON")
+    p.add_argument("--raw", action="store_true",
+                   help="also print each fact the answer cites as the tool returned it (key=value)")
     p.set_defaults(handler=_show)
 
     p = commands.add_parser("export", help="runs as a portable JSON Lines or JSON file, or OpenTelemetry traces")
@@ -152,7 +155,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         print(terminal_json(run.to_dict(), indent=2, default=str))
     else:
-        print(terminal_safe(render_run(run)))
+        print(terminal_safe(render_run(run, raw=args.raw)))
     return 0
 
 
@@ -163,8 +166,9 @@ def _require_reader(args: argparse.Namespace) -> Store:
     return store
 
 
-def render_run(run: RunRecord) -> str:
-    """The whole trajectory as plain text, step by step (what `runs show` prints)."""
+def render_run(run: RunRecord, raw: bool = False) -> str:
+    """The whole trajectory as plain text, step by step (what `runs show` prints); raw: the cited
+    facts as the model read them follow the evidence in plain words."""
     out = _run_header(run)
     for step in run.steps or ():
         out.append("")
@@ -176,6 +180,9 @@ def render_run(run: RunRecord) -> str:
         out.append(_field("Result", terminal_json(run.result, indent=2)))
     if run.evidence:
         out.append(_field("Evidence", "\n".join(f"- {e}" for e in run.evidence)))
+    cited = cited_lines((step.observation or "" for step in run.steps or ()), (run.result or {}).get("cites") or ())
+    if raw and cited:
+        out.append(_field("Evidence as read", "\n".join(cited)))
     if run.error:
         out.append(_field("Error", run.error))
     return "\n".join(out).rstrip()

@@ -32,6 +32,7 @@ from appliance.tui.batching import DELTA_INTERVAL
 from appliance.tui.checks import Checker
 from appliance.tui.export import MarkdownExporter
 from appliance.tui.history_source import HistorySource, MemoryHistory, RunReplay
+from appliance.tui.live import RAW_KEY
 from appliance.tui.loading import ModelLoader, ModelNotOnDisk, Puller
 from appliance.tui.run_screen import RecorderFactory, RunScreen
 from appliance.tui.screens import HistoryScreen, ModelErrorScreen, ModelMissingScreen, ReplayScreen
@@ -60,6 +61,7 @@ class ApplianceApp(App[None]):
         Binding("ctrl+g", "toggle_checks", "Checks", show=False),
         Binding("ctrl+s", "export_run", "Export", show=False),
         Binding("ctrl+y", "copy_answer", "Copy", show=False),
+        Binding(RAW_KEY, "toggle_as_read", "Evidence as read", show=False),
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
@@ -357,6 +359,10 @@ class ApplianceApp(App[None]):
 
     def action_toggle_checks(self) -> None:
         self.run_screen.toggle_checks()
+
+    def action_toggle_as_read(self) -> None:
+        if self.screen is not self.run_screen or not self.run_screen.toggle_as_read():
+            self.notify("No answer with evidence on screen.", severity="warning", timeout=2)
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.current_theme.dark else "textual-dark"

@@ -6,7 +6,7 @@ these functions only draw, so the mapping from events to widgets reads in one pl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from appliance.agent import events as ev
 from appliance.agent.timing import progress_line, timing_line
@@ -60,8 +60,13 @@ def _show_stats(transcript: Transcript, status: StatusBar, event: ev.StepRecorde
     )
 
 
-def ended_answer(ended: ev.RunEnded, final: ev.FinalAnswer | None) -> tuple[str, str]:
-    """The answer box's Markdown for a run that ended, and the plain answer (for copying)."""
+RAW_KEY = "ctrl+o"  # shows the answer's evidence as the tools returned it, and back (app.py binds it)
+
+
+def ended_answer(ended: ev.RunEnded, final: ev.FinalAnswer | None,
+                 as_read: Sequence[str] | None = None) -> tuple[str, str]:
+    """The answer box's Markdown for a run that ended, and the plain answer (for copying); as_read:
+    the cited facts as read, shown in place of the evidence in words."""
     answer = ended.answer or (final.answer if final else "")
     markdown = answer_markdown(
         answer=answer,
@@ -71,6 +76,8 @@ def ended_answer(ended: ev.RunEnded, final: ev.FinalAnswer | None) -> tuple[str,
         error=ended.error,
         forced=bool(final.forced) if final else False,
         heading=False,
+        raw_key=RAW_KEY if final and final.evidence else "",
+        as_read=as_read,
     )
     if ended.timing:
         markdown += f"\n\n*Time {timing_line(ended.timing)}*"

@@ -80,15 +80,20 @@ def answer_markdown(
     error: str = "",
     forced: bool = False,
     heading: bool = True,
+    raw_key: str = "",
+    as_read: Sequence[str] | None = None,
 ) -> str:
     """The final answer as Markdown: the prose and the evidence it cites, in plain words (the
     structured result stays in the run's record: `appliance runs show`).
 
     heading=False leaves the title out (the TUI puts it in the answer box's border instead).
+    raw_key: the key that shows the evidence as read, named beside its title; as_read: the cited
+    facts as the tools returned them, shown instead of the plain words.
     """
     # what the machine, the model or the database wrote reaches the terminal without control sequences
     answer, error = terminal_safe(answer), terminal_safe(error)
     evidence = [terminal_safe(item) for item in evidence]
+    raw = [terminal_safe(item).replace("```", "` ` `") for item in as_read or ()]
     parts: list[str] = []
     if heading:
         parts.append(f"## {answer_title(status)}")
@@ -100,8 +105,12 @@ def answer_markdown(
         parts.append("_The appliance wrote this answer itself from what it found._")
     if error:
         parts.append(f"**Error:** {error}")
-    if evidence:
-        parts.append("### Evidence" if heading else "**Evidence**")
+    title = "### Evidence" if heading else "**Evidence**"
+    if as_read is not None:
+        parts.append(f"{title} as the tools returned it" + (f" ({raw_key}: in words)" if raw_key else ""))
+        parts.append("```\n" + ("\n".join(raw) or "(the answer cites no fact)") + "\n```")
+    elif evidence:
+        parts.append(title + (f" ({raw_key}: as read)" if raw_key else ""))
         parts.append("\n".join(f"- {item}" for item in evidence))
     return "\n\n".join(parts) + "\n"
 

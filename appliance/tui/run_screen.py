@@ -26,6 +26,7 @@ from textual.widgets import Footer, Input
 from textual.worker import Worker
 
 from appliance.agent import events as ev
+from appliance.agent.cited import cited_lines
 from appliance.tui import messages as msg
 from appliance.tui.batching import DELTA_INTERVAL, DeltaBatcher
 from appliance.tui.checks import Checker, ChecksPanel, has_problems
@@ -95,6 +96,9 @@ class RunScreen(Screen[None]):
         self._quitting = False  # the app is quitting: events are still counted, no longer drawn
         self._run_started = 0.0
         self._final: Any = None
+        self._ended: Any = None  # the RunEnded of the answer on screen
+        self._observations: list[str] = []  # what this run's model read, step by step (the facts by id)
+        self._as_read = False  # the answer's evidence is shown as the tools returned it
         self._tick: Timer | None = None
         self._sample_timer: Timer | None = None
         self._ask_screen: AskUserScreen | None = None
@@ -232,7 +236,10 @@ class RunScreen(Screen[None]):
             return  # the screen is going away; the store has the run
         if isinstance(event, ev.RunStarted):
             self.run_id = event.run_id
-        elif isinstance(event, ev.FinalAnswer):
+            self._observations, self._ended, self._as_read = [], None, False
+        elif isinstance(event, ev.ObservationMade):
+            self._observations.append(event.text)
+        if isinstance(event, ev.FinalAnswer):
             self._final = event
         elif isinstance(event, ev.RunEnded):
             self._end_run(event)
@@ -240,11 +247,22 @@ class RunScreen(Screen[None]):
         show_event(self.transcript, self.status, event)
 
     def _end_run(self, ended: Any) -> None:
+        self._ended = ended
         markdown, answer = ended_answer(ended, self._final)
         self.transcript.show_answer(markdown, answer_title(ended.status))
         self.last_answer = answer
         self.last_run_id = ended.run_id
         self._finish_run(status_words(ended.status), elapsed=ended.seconds)
+
+    def toggle_as_read(self) -> bool:
+        """The answer's evidence as the tools returned it (the cited facts' lines), or back in words;
+        False when no answer with evidence is on screen."""
+        if self._ended is None or self._final is None or not self._final.evidence:
+            return False
+        self._as_read = not self._as_read
+        cites = (self._final.result or {}).get("cites") or ()
+        as_read = cited_lines(self._observations, cites) if self._as_read else None
+        return self.transcript.change_answer(ended_answer(self._ended, self._final, as_read)[0])
 
     def on_run_crashed(self, message: msg.RunCrashed) -> None:
         self.transcript.show_answer(answer_markdown(answer="", status="error", error=message.error, heading=False),

@@ -157,6 +157,7 @@ class Transcript(VerticalScroll):
         self.follow = follow  # keep the newest step in view (a live run); a replay starts at the top
         self.cards: dict[int, StepCard] = {}
         self.answer_text = ""
+        self._answer: Markdown | None = None
 
     def show_message(self, text: str, *, loading: bool = False) -> None:
         """Replace everything with one message (welcome, loading, errors)."""
@@ -188,10 +189,19 @@ class Transcript(VerticalScroll):
     def show_answer(self, markdown: str, title: str = "Answer") -> None:
         self.answer_text = markdown
         answer = Markdown(markdown, classes="answer")
+        self._answer = answer
         answer.border_title = title
         self.mount(answer)
         if self.follow:  # show the answer from its first line, not its last
             self.call_after_refresh(self.scroll_to_widget, answer, animate=False, top=True)
+
+    def change_answer(self, markdown: str) -> bool:
+        """Other words in the answer box shown (its evidence as read, and back); False when there is none."""
+        if self._answer is None or not self._answer.is_attached:
+            return False
+        self.answer_text = markdown
+        self._answer.update(markdown)
+        return True
 
     def _follow(self) -> None:
         if self.follow:
