@@ -71,3 +71,22 @@ def test_at_80x24_the_answer_gets_60_columns_and_the_panels_collapse():
             assert screen.transcript.query(".answer").last().region.width >= ANSWER_MIN
 
     run(scenario())
+
+
+def test_a_resize_behind_another_screen_is_arranged_when_the_run_screen_comes_back():
+    app = make_app(checker=problems)
+
+    async def scenario():
+        async with app.run_test(size=(140, 30)) as pilot:
+            screen = app.run_screen
+            await wait_for(pilot, lambda: screen.checks_panel.display)  # a problem, and room beside the answer
+            await pilot.press("ctrl+r")
+            await wait_for(pilot, lambda: type(app.screen).__name__ == "HistoryScreen")
+            await pilot.resize_terminal(80, 24)
+            await pilot.pause(0.1)
+            await pilot.press("ctrl+r")
+            await wait_for(pilot, lambda: app.screen is screen)
+            await wait_for(pilot, lambda: not screen.checks_panel.display)
+            assert screen.transcript.display and screen.transcript.region.width == 80
+
+    run(scenario())
