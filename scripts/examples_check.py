@@ -126,6 +126,9 @@ def ask(tui: TmuxTui, db: Path, question: str, condition: str, per_key: float, t
 
     started = tui.wait_for(running, 30)  # by then the last run's cards are gone (start_run)
     finished = tui.wait_for(done, timeout) if started is not None else None
+    if started is not None and finished is None:  # over time: cancel it, or the next question is typed into a run
+        tui.press("Escape")
+        tui.wait_for(lambda lines: bool(lines) and ended(lines[0]), 30)
     first = first_seen[0] - pressed if first_seen and (finished is None or first_seen[0] <= finished) else None
     return Measured(question, condition, first, finished - pressed if finished else None, newest_run(db, question))
 
