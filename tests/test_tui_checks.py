@@ -36,7 +36,7 @@ def test_the_real_analyzers_show_a_real_zombie_parent_when_the_app_opens_and_aga
         app = make_app(checker=checker)
 
         async def scenario():
-            async with app.run_test(size=(100, 30)) as pilot:
+            async with app.run_test(size=(110, 30)) as pilot:  # room for the panel beside the answer
                 await wait_for(pilot, lambda: app.run_screen.checks_panel.findings)
                 assert app.run_screen.checks_panel.display  # a problem on the first check opens the panel
                 shown = findings_text(app.run_screen.checks_panel.findings).plain

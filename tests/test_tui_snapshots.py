@@ -97,15 +97,22 @@ def test_finished_run_steps_120x40(snap_compare):
     assert snap_compare(make_app(deterministic=True), terminal_size=(120, 40), run_before=before)
 
 
-def test_system_panel_80x24(snap_compare):
-    async def before(pilot):
-        await finished_run(pilot, top=True)
-        await pilot.press("ctrl+t")
-        await wait_for(pilot, lambda: len(pilot.app.run_screen.system_panel.cpu) >= 1)
-        await steady(pilot)
+async def system_panel_shown(pilot) -> None:
+    await finished_run(pilot, top=True)
+    await pilot.press("ctrl+t")
+    await wait_for(pilot, lambda: len(pilot.app.run_screen.system_panel.cpu) >= 1)
+    await steady(pilot)
 
+
+def test_system_panel_80x24(snap_compare):
+    """Too narrow for it beside the answer: shown alone, in place of the transcript."""
     app = make_app(deterministic=True, sample_interval=3600)
-    assert snap_compare(app, terminal_size=(80, 24), run_before=before)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=system_panel_shown)
+
+
+def test_system_panel_120x40(snap_compare):
+    app = make_app(deterministic=True, sample_interval=3600)
+    assert snap_compare(app, terminal_size=(120, 40), run_before=system_panel_shown)
 
 
 def test_ask_user_prompt_80x24(snap_compare):
@@ -187,6 +194,20 @@ def fixed_findings():
 
 
 def test_checks_panel_80x24(snap_compare):
+    """Problems found, and no room beside the answer: the panel stays collapsed (a notice says
+    Ctrl+G shows it), then Ctrl+G shows it alone."""
+    async def before(pilot):
+        await wait_for(pilot, lambda: app.model and app.run_screen.checks_panel.findings)
+        assert not app.run_screen.checks_panel.display
+        app.clear_notifications()
+        await pilot.press("ctrl+g")
+        await steady(pilot)
+
     app = make_app(deterministic=True, checker=fixed_findings)
-    assert snap_compare(app, terminal_size=(80, 24),
+    assert snap_compare(app, terminal_size=(80, 24), run_before=before)
+
+
+def test_checks_panel_120x40(snap_compare):
+    app = make_app(deterministic=True, checker=fixed_findings)
+    assert snap_compare(app, terminal_size=(120, 40),
                         run_before=until(lambda: app.model and app.run_screen.checks_panel.findings))

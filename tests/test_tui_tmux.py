@@ -2,7 +2,8 @@
 
 scripts/tui_tmux_drive.sh starts `appliance --model SmolLM2`, waits for the screen and for the
 model, sets the step limit through the command palette, types a question, and reads the screen
-until an answer box shows. The run must also be in the database, as the TUI recorded it.
+until an answer box shows. The run must also be in the database, as the TUI recorded it. At
+80x24 the answer box keeps 60 columns and the footer stays whole.
 Needs the Debian package `tmux` (CI installs it); skipped loudly here when it is missing, and a
 failure in CI.
 """
@@ -19,6 +20,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "tui_tmux_drive.sh"
+FOOTER_HINTS = ("^q Quit", "esc Cancel", "^r History", "^t System", "^p palette")
+
+
+def assert_fits_80x24(screen: str) -> None:
+    """At 80x24 (SSH) the answer box keeps 60 columns and the footer's key hints are whole."""
+    lines = screen.rstrip("\n").splitlines()
+    footer = lines[-1]
+    for hint in FOOTER_HINTS:
+        assert hint in footer, f"the footer lost {hint!r}: {footer!r}"
+    assert "…" not in footer
+    top = next((line for line in lines if "╭─ Answer" in line), "")
+    assert top, f"no answer box on screen:\n{screen}"
+    assert top.index("╮") - top.index("╭") + 1 >= 60, f"the answer box is narrow:\n{screen}"
 
 
 @pytest.mark.model
@@ -42,6 +56,7 @@ def test_real_tui_in_tmux_answers_a_question(smollm2_path, tmp_path):
     assert "Answer" in screen
     assert "smollm2" in screen  # the status bar names the model
     assert "step " in screen and "/2" in screen  # the step limit set through the palette
+    assert_fits_80x24(screen)
 
     from appliance.store import open_store
 

@@ -17,7 +17,7 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.screen import Screen
@@ -32,22 +32,15 @@ from appliance.tui.batching import DELTA_INTERVAL, DeltaBatcher
 from appliance.tui.checks import Checker, ChecksPanel, has_problems
 from appliance.tui.live import ended_answer, show_event
 from appliance.errors import one_line
+from appliance.tui.panels import PanelLayout
 from appliance.tui.render import answer_markdown, answer_title, status_words
 from appliance.tui.screens import AskUserScreen
 from appliance.tui.system_sampler import Sampler
+from appliance.tui.welcome import WELCOME
 from appliance.tui.widgets import StatusBar, SystemPanel, Transcript
 
 if TYPE_CHECKING:
     from appliance.agent.engine import Engine
-
-WELCOME = (
-    "Ask about this machine below and press Enter. For example:\n"
-    "  • why is my computer slow?\n"
-    "  • what is filling my disk?\n"
-    "  • is anything listening on port 22?\n\n"
-    "Esc cancels a run · Ctrl+R history · Ctrl+T system · Ctrl+P commands"
-)
-
 
 class Recorder(Protocol):
     """Where the run's worker writes each event (SafeRecorder, MemoryHistory). It may also carry
@@ -107,6 +100,8 @@ class RunScreen(Screen[None]):
         self.system_panel = SystemPanel(id="system")
         self.checks_panel = ChecksPanel(id="checks")
         self.question_box = Input(placeholder="Ask about this machine… (Enter)", id="question")
+        self.panels = PanelLayout()
+        self._panel_widths: dict[str, int] = {}
 
     # ----- layout, and what the app tells the screen -------------------------------------------
     def compose(self) -> ComposeResult:
@@ -120,8 +115,9 @@ class RunScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.status.change(max_steps=self._max_steps, phase="starting")
-        self.system_panel.display = False
-        self.checks_panel.display = False
+        self._panel_widths = {name: int(panel.styles.width.value) if panel.styles.width else 30
+                              for name, panel in self._side_panels().items()}
+        self._arrange()
         self.transcript.show_message(WELCOME)
         self.question_box.focus()
         if self._show_system_at_start:
@@ -153,6 +149,8 @@ class RunScreen(Screen[None]):
             self.notify("A run is in progress: Esc cancels it.", severity="warning")
             return
         event.input.value = ""
+        self.panels.tuck()  # the run is what the person wants to see now
+        self._arrange()
         self.post_message(msg.QuestionAsked(question))
 
     def start_run(self, question: str, make_engine: Callable[[], "Engine"], max_steps: int) -> None:
@@ -318,15 +316,38 @@ class RunScreen(Screen[None]):
             self._stop_sampling()  # rather than repeat the same error every second
         self.notify(failure, severity="error", timeout=8)
 
-    # ----- system panel -------------------------------------------------------------------------
+    # ----- side panels --------------------------------------------------------------------------
+    def _side_panels(self) -> dict[str, Any]:
+        return {"system": self.system_panel, "checks": self.checks_panel}
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Show the open panels that leave the answer room at this width (appliance.tui.panels)."""
+        if not self._panel_widths:
+            return  # not mounted yet
+        arrangement = self.panels.arrange(self.size.width or self.app.size.width, self._panel_widths)
+        for name, panel in self._side_panels().items():
+            panel.display = arrangement.shows(name)
+            panel.set_class(arrangement.front == name, "front")
+        self.transcript.display = arrangement.front is None
+
+    def _toggle(self, name: str) -> bool:
+        """Ctrl+T / Ctrl+G: hide the panel if it is on screen, else show it (in place of the
+        transcript when it does not fit beside it). True when it is now open."""
+        if self._side_panels()[name].display:
+            self.panels.close(name)
+        else:
+            self.panels.open(name, by_person=True)
+        self._arrange()
+        return self.panels.is_open(name)
+
     def toggle_system(self) -> None:
-        panel = self.system_panel
-        panel.display = not panel.display
-        if panel.display and self._sampler is not None:
+        self._stop_sampling()
+        if self._toggle("system") and self._sampler is not None:
             self._sample()
             self._sample_timer = self.set_interval(self._sample_interval, self._sample)
-        else:
-            self._stop_sampling()
 
     def _stop_sampling(self) -> None:
         if self._sample_timer is not None:
@@ -358,10 +379,14 @@ class RunScreen(Screen[None]):
             # the first check found something: show it once, without taking the focus from
             # whatever the person is doing (typing a question, or in the command palette)
             focused = self.app.focused
-            self.checks_panel.display = True
+            self.panels.open("checks", by_person=False)
+            self._arrange()
             if focused is not None and self.app.focused is not focused:
                 focused.focus()
+            if not self.checks_panel.display:  # no room beside the answer: say where it is
+                self.notify(f"The checks found a problem ({self.checks_panel.border_subtitle}): Ctrl+G shows them.",
+                            markup=False)
         self._checks_seen = True
 
     def toggle_checks(self) -> None:
-        self.checks_panel.display = not self.checks_panel.display
+        self._toggle("checks")
