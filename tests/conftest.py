@@ -94,6 +94,7 @@ MACHINE_FILES = {
     "test_eval_profile_scoring.py": "plants every family about one named thing at once (a CPU-bound job among them)",
     # the profiles of one named thing (issue 52)
     "test_inspect_process.py": "plants stopped, busy, socket-holding and namespaced processes and reads the process table",
+    "test_inspect_fields.py": "plants a traced process, an account, a CPU-quota group and listeners, and reads them back",
     "test_inspect_process_limits.py": "plants pinned, reniced, fd-hungry, zombie and OOM-killed processes (in a "
                                       "memory cgroup of its own) and processes sharing one name",
     "test_inspect_user.py": "adds accounts with useradd (removed after), a crontab and a process of another user",
