@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
@@ -45,15 +44,17 @@ GENERAL_FAMILIES = ("cpu", "memory", "filesystem_full")
 # Families about a place's storage: a folder a question about them names is measured, not read.
 MAX_SHOWN = 8
 LISTENING = "listening"
-PORT_NAMED = re.compile(r"\bports?\s+(\d{1,5})\b", re.I)
 
 
 def asked_ports(question_ports: Sequence[int], findings: Sequence[Finding]) -> list[int]:
     """The ports an answer may deny things about: the ones the question names, and the ones the
-    checks' verdicts name (a log's refused dependency: "nothing listens on tcp port 54161")."""
+    checks' verdicts are about (a log's refused dependency: the port nothing listens on), read from
+    the verdicts' values rather than their words."""
     ports = list(question_ports)
     for finding in findings:
-        ports += [int(m.group(1)) for m in PORT_NAMED.finditer(finding.verdict)]
+        port = finding.values.get("port")
+        if isinstance(port, int) and not isinstance(port, bool):
+            ports.append(port)
     return ports
 
 

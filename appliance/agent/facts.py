@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from appliance.agent.plain_words import plain_reading
+from appliance.agent.plain_words import EMPTY_PART, plain_reading
 from appliance.analyzers.base import Finding
 from appliance.tools.procs import SELF_LABEL
 
 MACHINE = "this machine"
-NOTHING_FOUND = ("(nothing found)", "(none)")  # the renderer's own words for an empty reading
+NOTHING_FOUND = ("(nothing found)", EMPTY_PART)  # the renderer's own words for an empty reading
 
 # Token shapes, not English: a key=value pair as the renderer writes it, a path, a number.
 _PAIR = re.compile(r'(?<![\w.])([a-z][a-z0-9_]*)=("[^"]*"|\S+)')

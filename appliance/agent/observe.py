@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from appliance.agent.facts import ENTITY_KEYS
+from appliance.agent.plain_words import EMPTY_PART
 
 CHARS_PER_TOKEN = 3  # conservative for JSON-ish text in BPE vocabularies (English prose is ~4)
 IMPORTANT = re.compile(r"\b(error|err|warn(ing)?|fail(ed|ure)?|fatal|critical|crit|panic|denied|oom|killed)\b", re.I)
@@ -132,7 +133,7 @@ def render_data(data: Any, indent: int = 0) -> list[str]:
             lines.append(f"{pad}{key}:")
             lines.extend(render_data(value, indent + 1))
         elif isinstance(value, (dict, list)) and not value:
-            lines.append(f"{pad}{key}: (none)")
+            lines.append(f"{pad}{key}: {EMPTY_PART}")
         else:
             lines.append(f"{pad}{key}:")
             lines.extend(render_data(value, indent + 1))

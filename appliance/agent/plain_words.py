@@ -24,6 +24,8 @@ _PROCESS = re.compile(r'\bpid=(\d+) name=("[^"]*"|\S+)')
 _WORD = re.compile(r"[A-Za-z][\w-]*")
 _VERDICT = re.compile(r"^\[(ok|unknown|warning|critical)\] [\w-]+: ")
 
+EMPTY_PART = "(none)"  # how a reading shows a part that holds nothing (observe renders it)
+
 
 def tokens(line: str) -> list[Pair]:
     """The line's pairs and the free text between them, in order. A quoted value is read whole (a
@@ -253,8 +255,9 @@ def plain_reading(line: str) -> str:
         line = line[len("headline:"):].strip()
     line = _tool_hints().sub("", _VERDICT.sub("", line))
     line = _PROCESS.sub(lambda m: f"{m.group(2).strip(chr(34))} (pid {m.group(1)})", line)
-    if re.fullmatch(r"[\w.-]+: \(none\)", line):  # a part of a reading that holds nothing
-        return f"{key_words(line.split(':')[0])}: none"
+    part, _, rest = line.partition(": ")
+    if rest == EMPTY_PART and part and all(c.isalnum() or c in "._-" for c in part):  # a part holding nothing
+        return f"{key_words(part)}: none"
     parts = tokens(line)
     if not any(key for key, _ in parts):
         return line

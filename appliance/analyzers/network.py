@@ -169,7 +169,7 @@ def connections(readings: Readings) -> list[Finding]:
     states = {k: v for k, v in totals.items() if k not in ("inbound", "outbound")}
     return [Finding("connections", OK,
                     f"connections are normal: {totals['inbound']} inbound to local listeners, {totals['outbound']} "
-                    f"outbound{top}" + (f"; {closed} recently closed (TIME_WAIT)" if closed else ""),
+                    f"outbound{top}" + (f"; {closed} recently closed" if closed else ""),
                     {"inbound": totals["inbound"], "outbound": totals["outbound"], "states": states}, standout=lead)]
 
 

@@ -34,6 +34,7 @@ from appliance.tui.export import MarkdownExporter
 from appliance.tui.history_source import HistorySource, MemoryHistory, RunReplay
 from appliance.tui.live import RAW_KEY
 from appliance.tui.loading import ModelLoader, ModelNotOnDisk, Puller
+from appliance.tui.pulling import PullsModels
 from appliance.tui.run_screen import RecorderFactory, RunScreen
 from appliance.tui.screens import HistoryScreen, ModelErrorScreen, ModelMissingScreen, ReplayScreen
 from appliance.tui.system_sampler import Sampler
@@ -50,7 +51,7 @@ WARM_WORDS = {"loaded": "prompt from cache", "evaluated": "prompt cached", "pres
               "stopped": "prompt stopped"}
 
 
-class ApplianceApp(App[None]):
+class ApplianceApp(PullsModels, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "appliance"
     BINDINGS = [
@@ -195,45 +196,6 @@ class ApplianceApp(App[None]):
             return
         self._close_screens()
         self.load_model(spec)
-
-    # ----- pulling a missing model --------------------------------------------------------------
-    def on_pull_requested(self, message: msg.PullRequested) -> None:
-        # A daemon thread, not a Textual worker: a pull of a gigabyte cannot be interrupted, and
-        # quitting must not wait for it (the pull writes to a temporary file and renames at the end).
-        threading.Thread(target=self._pull, args=(message.name,), name="pull-model", daemon=True).start()
-
-    def _pull(self, name: str) -> None:
-        assert self._puller is not None  # the missing-model screen offers a pull only with one
-        last = [0.0]
-
-        def progress(done: int, total: int) -> None:
-            now = time.monotonic()
-            if now - last[0] >= 0.1 or done >= total:  # at most ten updates a second
-                last[0] = now
-                self.post_message(msg.PullProgressed(done, total))
-
-        try:
-            path = self._puller(name, progress)
-        except Exception as exc:
-            self.post_message(msg.PullFailed(one_line(exc)))
-        else:
-            self.post_message(msg.PullFinished(str(path)))
-
-    def on_pull_progressed(self, message: msg.PullProgressed) -> None:
-        if isinstance(self.screen, ModelMissingScreen):
-            self.screen.show_progress(message.done, message.total)
-
-    def on_pull_failed(self, message: msg.PullFailed) -> None:
-        if isinstance(self.screen, ModelMissingScreen):
-            self.screen.show_failure(message.error)
-        else:
-            self.notify(f"Pull failed: {message.error}", severity="error")
-
-    def on_pull_finished(self, message: msg.PullFinished) -> None:
-        self.notify(f"Model saved to {message.path}")
-        if isinstance(self.screen, ModelMissingScreen):
-            self.pop_screen()
-        self.load_model(self.model_spec)
 
     # ----- runs ---------------------------------------------------------------------------------
     def on_question_asked(self, message: msg.QuestionAsked) -> None:
